@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cc.h: congestion control, a small vtable with event structs
+ * (aesthetics lesson 7), and a registry of algorithms by name.
+ *
+ * struct dpq_cc is embedded in the connection. It holds what every
+ * algorithm shares (cwnd, bytes_in_flight, max_datagram_size,
+ * app_limited) and a fixed opaque area for the algorithm's own state, so
+ * choosing an algorithm never allocates. The dpq_cc_on_*() wrappers keep
+ * bytes_in_flight (RFC 9002 Appendix B.2) and then call the algorithm, so
+ * an algorithm only decides cwnd and pacing.
+ *
+ * The event structs may gain fields (CUBIC needs the time of the event;
+ * BBR the delivery-rate sample, RFC 9002 leaves both out); callers zero
+ * them with designated initialisers, so old callers stay valid. All times
+ * are in microseconds, sizes in bytes.
+ */
+#ifndef DPQ_ENGINE_CC_H
+#define DPQ_ENGINE_CC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/engine/rtt.h"
+
+/* Bytes reserved in struct dpq_cc for an algorithm's private state. */
+#define DPQ_CC_STATE_SIZE	256
+
+struct dpq_cc;
+
+struct dpq_cc_conf {
+	/* RFC 9002 §7.2: the sender's max datagram size, >= 1200. */
+	uint32_t max_datagram_size;
+	/* Initial window in bytes; 0 = the RFC 9002 §7.2 default
+	 * min(10 * mds, max(14720, 2 * mds)). */
+	uint64_t initial_window;
+};
+
+/* Newly acknowledged packets of one ACK frame (RFC 9002 §7, B.5). */
+struct dpq_cc_ack {
+	uint64_t now;
+	uint64_t bytes_acked;	/* in-flight bytes newly acknowledged */
+	uint32_t packets_acked;	/* in-flight packets newly acknowledged */
+	/* Send time of the newest newly acked in-flight packet: the
+	 * recovery period ends when a packet sent after its start is acked
+	 * (§7.3.2). */
+	uint64_t largest_sent_time;
+	uint64_t bytes_in_flight_before; /* before this ACK was applied */
+	const struct dpq_rtt *rtt;	/* after this ACK's sample */
+	bool rtt_sampled;	/* this ACK produced an RTT sample */
+	/*
+	 * Delivery-rate sample inputs (for BBR): delivered is the total of
+	 * bytes acknowledged on the connection including this ACK;
+	 * prior_delivered and prior_time are the delivered total and the
+	 * send time recorded with the newest newly acked packet, so
+	 * (delivered - prior_delivered) / (now - prior_time) is a rate.
+	 */
+	uint64_t delivered;
+	uint64_t prior_delivered;
+	uint64_t prior_time;
+};
+
+/* A congestion event: in-flight packets declared lost, or an increase of
+ * the peer's ECN-CE count (RFC 9002 §7.1, B.6, B.8). */
+struct dpq_cc_loss {
+	uint64_t now;
+	uint64_t bytes_lost;	/* in-flight bytes declared lost; 0 for CE */
+	uint32_t packets_lost;
+	/* Newest send time among the lost in-flight packets (for CE: of
+	 * the largest acknowledged packet). A new recovery period starts
+	 * only if this is after the current one started (§7.3.2). */
+	uint64_t largest_sent_time;
+	const struct dpq_rtt *rtt;
+	bool ecn_ce;		/* signalled by ECN-CE, nothing was lost */
+};
+
+struct dpq_cc_ops {
+	const char *name;
+	/* Set cwnd and the private state; cc->max_datagram_size is set. */
+	void (*init)(struct dpq_cc *cc, const struct dpq_cc_conf *conf,
+			uint64_t now);
+	/* An in-flight packet of bytes was sent (optional, may be NULL). */
+	void (*on_sent)(struct dpq_cc *cc, uint32_t bytes, uint64_t now);
+	void (*on_ack)(struct dpq_cc *cc, const struct dpq_cc_ack *ev);
+	void (*on_loss)(struct dpq_cc *cc, const struct dpq_cc_loss *ev);
+	/* RFC 9002 §7.6.2: collapse to the minimum window. */
+	void (*on_persistent_congestion)(struct dpq_cc *cc, uint64_t now);
+	/* Pacing rate in bytes per second (§7.7); UINT64_MAX = unpaced. */
+	uint64_t (*pacing_rate)(const struct dpq_cc *cc,
+			const struct dpq_rtt *rtt);
+};
+
+struct dpq_cc {
+	const struct dpq_cc_ops *ops;
+	uint64_t cwnd;			/* congestion window, bytes */
+	uint64_t bytes_in_flight;	/* RFC 9002 Appendix B.2 */
+	uint32_t max_datagram_size;
+	/* Set by the sender (dpq_cc_set_app_limited): it has no more data
+	 * to send while the window allows more (§7.8). */
+	bool app_limited;
+	_Alignas(8) uint8_t state[DPQ_CC_STATE_SIZE];
+};
+
+/* RFC 9002 §7.2: the default initial window for a max datagram size. */
+uint64_t dpq_cc_initial_window(uint32_t max_datagram_size);
+
+/*
+ * Start congestion control with algorithm ops. Returns 0, or -EINVAL if
+ * ops is NULL or incomplete or conf->max_datagram_size < 1200.
+ */
+int dpq_cc_init(struct dpq_cc *cc, const struct dpq_cc_ops *ops,
+		const struct dpq_cc_conf *conf, uint64_t now);
+
+/* Algorithm registered under name ("newreno"), or NULL. */
+const struct dpq_cc_ops *dpq_cc_find(const char *name);
+
+/* i-th registered algorithm (for listings), or NULL past the end. */
+const struct dpq_cc_ops *dpq_cc_get(size_t i);
+
+/* An in-flight packet of bytes was sent: adds to bytes_in_flight. */
+void dpq_cc_on_sent(struct dpq_cc *cc, uint32_t bytes, uint64_t now);
+
+/* Newly acked packets: removes ev->bytes_acked from flight, then the
+ * algorithm grows the window. */
+void dpq_cc_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev);
+
+/* Congestion event: removes ev->bytes_lost from flight, then the
+ * algorithm reacts. */
+void dpq_cc_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev);
+
+void dpq_cc_on_persistent_congestion(struct dpq_cc *cc, uint64_t now);
+
+/* Packets of a discarded packet number space leave the flight without
+ * an ack or loss signal (RFC 9002 §6.4, B.9). */
+void dpq_cc_on_discard(struct dpq_cc *cc, uint64_t bytes);
+
+/* Pacing rate in bytes per second; UINT64_MAX means do not pace. */
+uint64_t dpq_cc_pacing_rate(const struct dpq_cc *cc,
+		const struct dpq_rtt *rtt);
+
+static inline void
+dpq_cc_set_app_limited(struct dpq_cc *cc, bool app_limited)
+{
+	cc->app_limited = app_limited;
+}
+
+/* Bytes the window allows to send now (0 when full). */
+static inline uint64_t
+dpq_cc_available(const struct dpq_cc *cc)
+{
+	return cc->cwnd > cc->bytes_in_flight ?
+		cc->cwnd - cc->bytes_in_flight : 0;
+}
+
+#endif /* DPQ_ENGINE_CC_H */

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cc_newreno.c: NewReno (RFC 9002 §7, Appendix B).
+ *
+ * Slow start grows the window by the bytes acknowledged; congestion
+ * avoidance by one max datagram per window of bytes acknowledged,
+ * counted with an accumulator (Appropriate Byte Counting, RFC 3465 §2.1)
+ * so integer division loses nothing. A congestion event (loss or ECN-CE)
+ * halves the window once per recovery period: the period starts at the
+ * event and ends when a packet sent after its start is acknowledged
+ * (§7.3.2). The window never grows while the sender is application
+ * limited (§7.8).
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "dataplane/engine/cc_newreno.h"
+
+/* RFC 9002 §7.2: kMinimumWindow = 2 * max_datagram_size. */
+#define NEWRENO_MIN_WINDOW_PKTS	2
+/* RFC 9002 §7.3.2: kLossReductionFactor 0.5, as num/den. */
+#define NEWRENO_LOSS_REDUCTION_NUM	1
+#define NEWRENO_LOSS_REDUCTION_DEN	2
+/* RFC 9002 §7.7: pacing gain N = 1.25, as num/den. */
+#define NEWRENO_PACING_NUM	5
+#define NEWRENO_PACING_DEN	4
+#define US_PER_S		UINT64_C(1000000)
+
+struct newreno {
+	uint64_t ssthresh;		/* UINT64_MAX: infinite */
+	uint64_t recovery_start;	/* valid if have_recovery */
+	uint64_t ca_acked;		/* bytes acked toward the next +1 MSS */
+	bool have_recovery;		/* a recovery period has started */
+};
+
+_Static_assert(sizeof(struct newreno) <= DPQ_CC_STATE_SIZE,
+		"NewReno state must fit in struct dpq_cc");
+
+static struct newreno *
+nr(struct dpq_cc *cc)
+{
+	return (struct newreno *)(void *)cc->state;
+}
+
+static uint64_t
+min_window(const struct dpq_cc *cc)
+{
+	return NEWRENO_MIN_WINDOW_PKTS * (uint64_t)cc->max_datagram_size;
+}
+
+/* §7.3.2 InCongestionRecovery(): sent during the current period. */
+static bool
+in_recovery(const struct newreno *s, uint64_t sent_time)
+{
+	return s->have_recovery && sent_time <= s->recovery_start;
+}
+
+static void
+newreno_init(struct dpq_cc *cc, const struct dpq_cc_conf *conf,
+		uint64_t now)
+{
+	struct newreno *s = nr(cc);
+
+	(void)now;
+	memset(s, 0, sizeof(*s));
+	s->ssthresh = UINT64_MAX;
+	cc->cwnd = conf->initial_window != 0 ? conf->initial_window :
+		dpq_cc_initial_window(cc->max_datagram_size);
+	if (cc->cwnd < min_window(cc))
+		cc->cwnd = min_window(cc);
+}
+
+static void
+newreno_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
+{
+	struct newreno *s = nr(cc);
+
+	if (ev->bytes_acked == 0)
+		return;
+	/* §7.8: an under-used window is not evidence the path can take a
+	 * bigger one. */
+	if (cc->app_limited)
+		return;
+	/* §7.3.2: no growth for packets sent before recovery started. */
+	if (in_recovery(s, ev->largest_sent_time))
+		return;
+	if (cc->cwnd < s->ssthresh) {
+		/* §7.3.1 slow start. */
+		cc->cwnd += ev->bytes_acked;
+		return;
+	}
+	/* §7.3.3 congestion avoidance: + max_datagram_size per cwnd. */
+	s->ca_acked += ev->bytes_acked;
+	while (s->ca_acked >= cc->cwnd) {
+		s->ca_acked -= cc->cwnd;
+		cc->cwnd += cc->max_datagram_size;
+	}
+}
+
+static void
+newreno_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev)
+{
+	struct newreno *s = nr(cc);
+
+	/* §7.3.2: one reduction per recovery period. */
+	if (in_recovery(s, ev->largest_sent_time))
+		return;
+	s->have_recovery = true;
+	s->recovery_start = ev->now;
+	s->ssthresh = cc->cwnd * NEWRENO_LOSS_REDUCTION_NUM /
+		NEWRENO_LOSS_REDUCTION_DEN;
+	cc->cwnd = s->ssthresh > min_window(cc) ? s->ssthresh :
+		min_window(cc);
+	s->ca_acked = 0;
+}
+
+static void
+newreno_on_persistent_congestion(struct dpq_cc *cc, uint64_t now)
+{
+	struct newreno *s = nr(cc);
+
+	(void)now;
+	/* §7.6.2 and B.8: minimum window, and leave recovery so the next
+	 * loss is a new congestion event. */
+	cc->cwnd = min_window(cc);
+	s->have_recovery = false;
+	s->ca_acked = 0;
+}
+
+static uint64_t
+newreno_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
+{
+	uint64_t srtt = rtt != NULL ? rtt->smoothed : 0;
+	uint64_t mul = NEWRENO_PACING_NUM * US_PER_S / NEWRENO_PACING_DEN;
+
+	/* §7.7: rate = N * cwnd / smoothed_rtt, here in bytes per second. */
+	if (srtt == 0)
+		return UINT64_MAX;
+	if (cc->cwnd > UINT64_MAX / mul)
+		return cc->cwnd / srtt * mul;
+	return cc->cwnd * mul / srtt;
+}
+
+uint64_t
+dpq_cc_newreno_ssthresh(const struct dpq_cc *cc)
+{
+	return ((const struct newreno *)(const void *)cc->state)->ssthresh;
+}
+
+const struct dpq_cc_ops dpq_cc_newreno_ops = {
+	.name = "newreno",
+	.init = newreno_init,
+	.on_sent = NULL,
+	.on_ack = newreno_on_ack,
+	.on_loss = newreno_on_loss,
+	.on_persistent_congestion = newreno_on_persistent_congestion,
+	.pacing_rate = newreno_pacing_rate,
+};

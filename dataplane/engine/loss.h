@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * loss.h: loss detection for one connection (RFC 9002 §6, Appendix A):
+ * the sent packets of the three packet number spaces, acknowledgment
+ * processing, RTT samples, packet- and time-threshold loss, the probe
+ * timeout, persistent congestion and ECN-CE signals.
+ *
+ * The module knows neither the connection nor the wire: the caller
+ * passes the ranges of a received ACK frame (largest first), hears about
+ * acknowledged and lost packets through callbacks that get each packet's
+ * records (to re-queue lost data, RFC 9000 §13.3, or release acked data),
+ * and arms one timer at dpq_loss_deadline(). Congestion control gets its
+ * events directly through the struct dpq_cc passed to each call (NULL is
+ * allowed: then only loss detection runs, e.g. in tests).
+ *
+ * Every function takes now in microseconds and all durations are in
+ * microseconds. One thread (the shard that owns the connection).
+ */
+#ifndef DPQ_ENGINE_LOSS_H
+#define DPQ_ENGINE_LOSS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/engine/cc.h"
+#include "dataplane/engine/frame.h"
+#include "dataplane/engine/mem.h"
+#include "dataplane/engine/rtt.h"
+#include "dataplane/engine/sentmap.h"
+
+/* RFC 9000 §12.3 packet number spaces. */
+enum dpq_pn_space {
+	DPQ_PN_SPACE_INITIAL	= 0,
+	DPQ_PN_SPACE_HANDSHAKE	= 1,
+	DPQ_PN_SPACE_APP	= 2,	/* 0-RTT and 1-RTT */
+	DPQ_PN_SPACE_COUNT	= 3,
+};
+
+/* RFC 9002 §6.1.1: kPacketThreshold. */
+#define DPQ_LOSS_PACKET_THRESHOLD	3
+/* RFC 9002 §6.1.2: kTimeThreshold 9/8. */
+#define DPQ_LOSS_TIME_THRESHOLD_NUM	9
+#define DPQ_LOSS_TIME_THRESHOLD_DEN	8
+/* RFC 9002 §7.6.1: kPersistentCongestionThreshold. */
+#define DPQ_LOSS_PC_THRESHOLD		3
+/* Suggested size of the caller's range array for one ACK frame (ranges
+ * past it, the oldest, are ignored: their packets are later declared
+ * lost, as if the peer had left them out, RFC 9000 §13.2.3). */
+#define DPQ_LOSS_MAX_ACK_RANGES		256
+/* No timer armed. */
+#define DPQ_LOSS_NO_TIMER		UINT64_MAX
+
+struct dpq_loss_conf {
+	bool is_server;
+	/* The peer's max_ack_delay in us (RFC 9000 §18.2); until its
+	 * transport parameters arrive, the default 25 ms. 0 = default. */
+	uint64_t max_ack_delay;
+	/* kInitialRtt in us; 0 = DPQ_RTT_INITIAL_DEFAULT (§6.2.2). */
+	uint64_t initial_rtt;
+	/* Outstanding packets per space; 0 = DPQ_SENTMAP_DEFAULT_MAX_PACKETS. */
+	uint32_t max_packets;
+};
+
+struct dpq_loss_space {
+	struct dpq_sentmap sent;
+	uint64_t largest_acked;		/* DPQ_PN_NONE until an ACK */
+	uint64_t largest_sent;		/* DPQ_PN_NONE until a send */
+	uint64_t loss_time;		/* §6.1.2; DPQ_LOSS_NO_TIMER */
+	uint64_t last_ack_eliciting_time; /* time_of_last_ack_eliciting_packet */
+	uint64_t in_flight_bytes;	/* this space's part of the flight */
+	uint64_t ecn_ce;		/* largest ECN-CE count reported */
+	uint32_t ack_eliciting_in_flight;
+	bool active;			/* keys not discarded (§6.4) */
+};
+
+/* Callbacks for packets leaving the map. They get the packet with its
+ * records (dpq_sent_pkt_recs()), valid only during the call, and must
+ * not call back into this struct dpq_loss. Either may be NULL. */
+struct dpq_loss_cb {
+	void (*on_acked)(void *ctx, enum dpq_pn_space space,
+			const struct dpq_sent_pkt *pkt);
+	void (*on_lost)(void *ctx, enum dpq_pn_space space,
+			const struct dpq_sent_pkt *pkt);
+	void *ctx;
+};
+
+/* What one ACK frame did (for stats, qlog and tests). */
+struct dpq_loss_ack_info {
+	uint32_t packets_acked;
+	uint32_t packets_lost;
+	uint64_t bytes_acked;		/* in-flight bytes */
+	uint64_t bytes_lost;		/* in-flight bytes */
+	bool rtt_sampled;
+	bool ecn_ce;			/* CE count rose: congestion event */
+	bool persistent_congestion;
+};
+
+/* What the caller must do when the loss timer fires (§6.2.4, A.9). */
+enum dpq_loss_action {
+	DPQ_LOSS_ACT_NONE = 0,	/* early or spurious wake-up: re-arm only */
+	DPQ_LOSS_ACT_LOST,	/* time threshold declared packets lost
+				 * (reported through on_lost) */
+	DPQ_LOSS_ACT_PTO,	/* send one or two ack-eliciting probe
+				 * packets in space, new data first, else
+				 * old data, else PING; probes bypass cwnd */
+	DPQ_LOSS_ACT_ANTI_DEADLOCK, /* client (§6.2.2.1): send one
+				 * ack-eliciting packet in space: Handshake
+				 * if it has the keys, else an Initial padded
+				 * to 1200 bytes */
+};
+
+struct dpq_loss_timeout {
+	enum dpq_loss_action action;
+	enum dpq_pn_space space;
+	uint32_t probes;	/* packets to send for PTO / anti-deadlock */
+	struct dpq_loss_ack_info lost;	/* for DPQ_LOSS_ACT_LOST */
+};
+
+struct dpq_loss {
+	struct dpq_rtt rtt;
+	struct dpq_loss_space sp[DPQ_PN_SPACE_COUNT];
+	uint64_t max_ack_delay;		/* peer's, us */
+	uint64_t delivered;		/* bytes acknowledged, all spaces */
+	uint64_t timer;			/* DPQ_LOSS_NO_TIMER */
+	uint32_t pto_count;
+	bool is_server;
+	bool handshake_confirmed;	/* RFC 9001 §4.1.2 */
+	bool has_handshake_keys;
+	bool peer_validated;		/* client: got a Handshake ACK */
+	bool amplification_limited;	/* server at the 3x limit */
+};
+
+/*
+ * Initialise all three spaces with sentmaps on *mem. Returns 0, or
+ * -EINVAL if conf or mem is NULL or mem lacks alloc/free.
+ */
+int dpq_loss_init(struct dpq_loss *l, const struct dpq_loss_conf *conf,
+		const struct dpq_mem *mem);
+
+/* Release every block of every space. */
+void dpq_loss_destroy(struct dpq_loss *l);
+
+/*
+ * A packet was sent in space at now (RFC 9002 A.5). pkt gives pn, bytes
+ * and flags (DPQ_SENT_ACK_ELICITING, DPQ_SENT_IN_FLIGHT, DPQ_SENT_PROBE);
+ * time_sent and delivered are filled in here. recs/nrec describe what it
+ * carried. In-flight packets are added to cc's flight. Returns 0, or the
+ * dpq_sentmap_append() errors (-ENOBUFS: too many outstanding; -E2BIG;
+ * -ENOMEM; -EINVAL: pn not increasing), or -EINVAL if the space was
+ * discarded. Nothing changes on error: the caller must not send it.
+ */
+int dpq_loss_on_sent(struct dpq_loss *l, struct dpq_cc *cc,
+		enum dpq_pn_space space, const struct dpq_sent_pkt *pkt,
+		const struct dpq_sent_rec *recs, size_t nrec, uint64_t now);
+
+/*
+ * An ACK frame arrived in space (RFC 9002 §6, A.7). ranges: n >= 1
+ * ranges, largest first, disjoint and descending (as dpq_ack_iter_next()
+ * yields them; see dpq_loss_ack_ranges()). ack_delay: the ACK Delay field
+ * scaled by the peer's ack_delay_exponent, in us (ignored in the Initial
+ * space, §5.3). ecn: counts of an ACK_ECN frame, or NULL.
+ *
+ * Newly acknowledged packets go to cb->on_acked (oldest first), then the
+ * RTT is sampled if the largest acknowledged is newly acknowledged and
+ * ack-eliciting (§5.1), an ECN-CE increase becomes a congestion event
+ * (§7.1), packet- and time-threshold losses go to cb->on_lost (§6.1) and
+ * to cc with a persistent-congestion check (§7.6), cc gets the ack, and
+ * the timer is re-armed. info (may be NULL) reports what happened.
+ *
+ * Returns 0; -DPQ_TE_PROTOCOL_VIOLATION if it acknowledges a packet
+ * number never sent in this space (RFC 9000 §13.1: close the connection
+ * with that error); -EINVAL if ranges are malformed. An ACK in a
+ * discarded space is ignored (0).
+ */
+int dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
+		enum dpq_pn_space space, const struct dpq_ack_range *ranges,
+		size_t n, uint64_t ack_delay, const struct dpq_ecn_counts *ecn,
+		uint64_t now, const struct dpq_loss_cb *cb,
+		struct dpq_loss_ack_info *info);
+
+/* Collect up to max ranges of a decoded ACK frame, largest first.
+ * Returns the count (>= 1 for a frame from dpq_frame_decode()). */
+size_t dpq_loss_ack_ranges(const struct dpq_frame_ack *f,
+		struct dpq_ack_range *out, size_t max);
+
+/* ACK Delay field scaled by 2^exponent (RFC 9000 §19.3), saturating. */
+static inline uint64_t
+dpq_loss_ack_delay_us(uint64_t field, unsigned int exponent)
+{
+	if (exponent >= 64 || field > (UINT64_MAX >> exponent))
+		return UINT64_MAX;
+	return field << exponent;
+}
+
+/* When the loss timer must fire (us), or DPQ_LOSS_NO_TIMER. */
+static inline uint64_t
+dpq_loss_deadline(const struct dpq_loss *l)
+{
+	return l->timer;
+}
+
+/*
+ * The loss timer fired (RFC 9002 §6.2, A.9). Fills *out with the action
+ * to take; packets declared lost go to cb->on_lost and cc. Calling it
+ * before the deadline is harmless (DPQ_LOSS_ACT_NONE). After a PTO or
+ * anti-deadlock action the caller sends the probes with dpq_loss_on_sent()
+ * (flag DPQ_SENT_PROBE), even beyond the congestion window.
+ */
+void dpq_loss_on_timeout(struct dpq_loss *l, struct dpq_cc *cc,
+		uint64_t now, const struct dpq_loss_cb *cb,
+		struct dpq_loss_timeout *out);
+
+/*
+ * Keys of space were discarded (RFC 9002 §6.4, A.11; RFC 9001 §4.9): its
+ * packets leave the map and cc's flight without being reported as acked
+ * or lost, its timers stop and pto_count resets. Returns 0, or -EINVAL
+ * for the application space (never discarded this way).
+ */
+int dpq_loss_discard_space(struct dpq_loss *l, struct dpq_cc *cc,
+		enum dpq_pn_space space, uint64_t now);
+
+/* The handshake is confirmed (RFC 9001 §4.1.2): PTO may now run for the
+ * application space and ack delays are capped at max_ack_delay. */
+void dpq_loss_set_handshake_confirmed(struct dpq_loss *l, uint64_t now);
+
+/* Client: Handshake keys are available (anti-deadlock probes then use
+ * the Handshake space, §6.2.2.1). */
+void dpq_loss_set_handshake_keys(struct dpq_loss *l, uint64_t now);
+
+/* The peer's max_ack_delay transport parameter, in us. */
+void dpq_loss_set_max_ack_delay(struct dpq_loss *l, uint64_t max_ack_delay,
+		uint64_t now);
+
+/*
+ * Server: whether the anti-amplification limit (RFC 9000 §8.1) blocks
+ * sending; while it does no timer is armed (§6.2.2.1). When a datagram
+ * lifts it, call with false and, if dpq_loss_deadline() <= now, call
+ * dpq_loss_on_timeout() (A.6).
+ */
+void dpq_loss_set_amplification_limited(struct dpq_loss *l, bool limited,
+		uint64_t now);
+
+/*
+ * Current probe timeout for space, backoff included (§6.2.1):
+ * (smoothed_rtt + max(4 * rttvar, kGranularity)) * 2^pto_count, plus
+ * max_ack_delay * 2^pto_count for the application space. Also the base
+ * of the idle and closing timeouts (RFC 9000 §10.1, §10.2: 3 * PTO).
+ */
+uint64_t dpq_loss_pto(const struct dpq_loss *l, enum dpq_pn_space space);
+
+/* Ack-eliciting packets in flight in all spaces. */
+uint32_t dpq_loss_ack_eliciting_in_flight(const struct dpq_loss *l);
+
+/* RFC 9002 A.4 PeerCompletedAddressValidation(). */
+bool dpq_loss_peer_completed_address_validation(const struct dpq_loss *l);
+
+#endif /* DPQ_ENGINE_LOSS_H */
