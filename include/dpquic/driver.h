@@ -196,6 +196,9 @@ struct dpq_dpdk_conf {
 	struct dpq_addr gateway; /* next hop for off-link peers (family 0: none) */
 	uint16_t mtu;		/* 0: device default (1500) */
 	bool promiscuous;	/* accept frames for other MACs (virtual devs) */
+	bool allow_no_rss;	/* nb_queues > 1 on a device without RSS: the
+				 * device (or peer) picks the rx queue, as with
+				 * net_ring or memif; otherwise open fails */
 };
 
 /* Configure and open a DPDK port as a dpquic driver. EAL must be initialised.
