@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connection life cycle: creation with Initial keys (RFC 9001 §5.2), the
+ * state machine and its one writer, keys arriving from the handshake
+ * service and their discarding (RFC 9001 §4.9), the handshake's outcome,
+ * timers (loss detection, ACK delay, idle timeout §10.1, closing and
+ * draining §10.2) and the public getters. Shard only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/engine/errors.h"
+#include "dataplane/quic/conn_int.h"
+
+static const char *const state_names[DPQ_CONN_STATE_COUNT] = {
+	[DPQ_CONN_HANDSHAKING] = "handshaking",
+	[DPQ_CONN_ESTABLISHED] = "established",
+	[DPQ_CONN_CLOSING] = "closing",
+	[DPQ_CONN_DRAINING] = "draining",
+	[DPQ_CONN_CLOSED] = "closed",
+};
+
+/* Legal transitions: closing may still become draining when the peer's
+ * CONNECTION_CLOSE arrives (§10.2.2), never the other way. */
+static const bool state_ok[DPQ_CONN_STATE_COUNT][DPQ_CONN_STATE_COUNT] = {
+	[DPQ_CONN_HANDSHAKING] = {
+		[DPQ_CONN_ESTABLISHED] = true, [DPQ_CONN_CLOSING] = true,
+		[DPQ_CONN_DRAINING] = true, [DPQ_CONN_CLOSED] = true },
+	[DPQ_CONN_ESTABLISHED] = {
+		[DPQ_CONN_CLOSING] = true, [DPQ_CONN_DRAINING] = true,
+		[DPQ_CONN_CLOSED] = true },
+	[DPQ_CONN_CLOSING] = {
+		[DPQ_CONN_DRAINING] = true, [DPQ_CONN_CLOSED] = true },
+	[DPQ_CONN_DRAINING] = { [DPQ_CONN_CLOSED] = true },
+};
+
+const char *
+dpq_conn_state_str(enum dpq_conn_state s)
+{
+	return (unsigned int)s < DPQ_CONN_STATE_COUNT ? state_names[s] : "?";
+}
+
+void
+dpq_conn_set_state(struct dpq_conn *c, enum dpq_conn_state to)
+{
+	if (c->state == to || !state_ok[c->state][to])
+		return;
+	c->state = to;
+	if (to >= DPQ_CONN_CLOSING && c->app != NULL &&
+	    c->app->on_closed != NULL)
+		c->app->on_closed(c);
+}
+
+static void
+conf_defaults(struct dpq_conn_conf *d, const struct dpq_conn_conf *s)
+{
+	*d = *s;
+#define DEF(f, v) do { if (d->f == 0) d->f = (v); } while (0)
+	DEF(version, DPQ_VERSION_1);
+	DEF(idle_timeout_ms, 30000);
+	DEF(max_data, 1 << 20);
+	DEF(max_data_max, 64 << 20);
+	DEF(max_stream_data, 256 << 10);
+	DEF(max_stream_data_max, 16 << 20);
+	DEF(max_streams_bidi, 100);
+	DEF(max_streams_uni, 100);
+	DEF(send_buffer, 4 << 20);
+	DEF(max_udp_payload, 1452);
+	DEF(max_ack_delay_ms, 25);
+	DEF(scid_len, 8);
+#undef DEF
+	if (d->max_data_max < d->max_data)
+		d->max_data_max = d->max_data;
+	if (d->max_stream_data_max < d->max_stream_data)
+		d->max_stream_data_max = d->max_stream_data;
+	if (d->max_udp_payload < DPQ_MIN_INITIAL_DATAGRAM)
+		d->max_udp_payload = DPQ_MIN_INITIAL_DATAGRAM;
+}
+
+static struct dpq_pp_key *
+key_alloc(struct dpq_conn *c)
+{
+	/* Keys hold 64-byte aligned ipsec-mb tables; dpq_mem promises only
+	 * malloc alignment, so over-allocate and keep the raw pointer in
+	 * front of the aligned one. */
+	uint8_t *raw = dpq_mem_alloc(&c->mem, sizeof(struct dpq_pp_key) + 64 +
+			sizeof(void *));
+	uintptr_t a;
+
+	if (raw == NULL)
+		return NULL;
+	a = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
+	((void **)a)[-1] = raw;
+	memset((void *)a, 0, sizeof(struct dpq_pp_key));
+	return (struct dpq_pp_key *)a;
+}
+
+static void
+key_free(struct dpq_conn *c, struct dpq_pp_key **kp)
+{
+	if (*kp == NULL)
+		return;
+	dpq_pp_key_destroy(*kp);
+	dpq_mem_free(&c->mem, ((void **)*kp)[-1]);
+	*kp = NULL;
+}
+
+static void
+build_local_tparams(struct dpq_conn *c, const struct dpq_conn_init *in)
+{
+	struct dpq_tparams *tp = &c->local_tp;
+
+	dpq_tparams_init_defaults(tp);
+#define SET(id, field, v) do { tp->field = (v); \
+	tp->present |= DPQ_TP_BIT(id); } while (0)
+	SET(DPQ_TP_MAX_IDLE_TIMEOUT, max_idle_timeout, c->conf.idle_timeout_ms);
+	SET(DPQ_TP_MAX_UDP_PAYLOAD_SIZE, max_udp_payload_size,
+			c->conf.max_udp_payload);
+	SET(DPQ_TP_INITIAL_MAX_DATA, initial_max_data, c->conf.max_data);
+	SET(DPQ_TP_INITIAL_MAX_STREAM_DATA_BIDI_LOCAL,
+			initial_max_stream_data_bidi_local,
+			c->conf.max_stream_data);
+	SET(DPQ_TP_INITIAL_MAX_STREAM_DATA_BIDI_REMOTE,
+			initial_max_stream_data_bidi_remote,
+			c->conf.max_stream_data);
+	SET(DPQ_TP_INITIAL_MAX_STREAM_DATA_UNI, initial_max_stream_data_uni,
+			c->conf.max_stream_data);
+	SET(DPQ_TP_INITIAL_MAX_STREAMS_BIDI, initial_max_streams_bidi,
+			c->conf.max_streams_bidi);
+	SET(DPQ_TP_INITIAL_MAX_STREAMS_UNI, initial_max_streams_uni,
+			c->conf.max_streams_uni);
+	SET(DPQ_TP_MAX_ACK_DELAY, max_ack_delay, c->conf.max_ack_delay_ms);
+	SET(DPQ_TP_ACTIVE_CONNECTION_ID_LIMIT, active_connection_id_limit,
+			DPQ_CONN_PEER_CIDS);
+	SET(DPQ_TP_INITIAL_SCID, initial_scid, c->scid);
+	if (c->role == DPQ_ROLE_SERVER) {
+		/* RFC 9000 §7.3: the server echoes the client's first DCID,
+		 * and after a Retry names the Retry's SCID. */
+		SET(DPQ_TP_ORIGINAL_DCID, original_dcid,
+				in->after_retry ? in->odcid : in->dcid);
+		if (in->after_retry)
+			SET(DPQ_TP_RETRY_SCID, retry_scid, in->dcid);
+		memcpy(tp->stateless_reset_token, in->reset_token,
+				DPQ_RESET_TOKEN_LEN);
+		tp->present |= DPQ_TP_BIT(DPQ_TP_STATELESS_RESET_TOKEN);
+	}
+#undef SET
+}
+
+int
+dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
+{
+	static const struct dpq_mem libc = DPQ_MEM_LIBC;
+	const struct dpq_mem *mem;
+	struct dpq_loss_conf lc = { 0 };
+	struct dpq_cc_conf ccc = { 0 };
+	const struct dpq_cc_ops *cc_ops;
+	struct dpq_conn *c;
+	bool server;
+	int i, rc;
+
+	if (in == NULL || out == NULL || in->conf == NULL ||
+	    in->crypto == NULL || in->hs_ops == NULL ||
+	    in->scid.len > DPQ_MAX_CID_LEN || in->dcid.len > DPQ_MAX_CID_LEN)
+		return -EINVAL;
+	/* RFC 9000 §7.2: a client's first DCID is at least 8 bytes. */
+	if (in->conf->role == DPQ_ROLE_CLIENT && in->dcid.len < 8)
+		return -EINVAL;
+	cc_ops = dpq_cc_find(in->conf->cc_name ? in->conf->cc_name :
+			"newreno");
+	if (cc_ops == NULL)
+		return -EINVAL;
+	mem = in->mem ? in->mem : &libc;
+	c = dpq_mem_alloc(mem, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	c->mem = *mem;
+	conf_defaults(&c->conf, in->conf);
+	c->role = in->conf->role;
+	server = c->role == DPQ_ROLE_SERVER;
+	c->version = c->conf.version;
+	c->crypto = in->crypto;
+	c->hs_ops = in->hs_ops;
+	c->hs = in->hs;
+	c->app = in->app;
+	c->app_ctx = in->app_ctx;
+	c->scid = in->scid;
+	c->created = in->now;
+	c->now = in->now;
+	c->max_udp_payload = DPQ_MIN_INITIAL_DATAGRAM;
+	memcpy(c->reset_token, in->reset_token, DPQ_RESET_TOKEN_LEN);
+	if (server) {
+		c->dcid = in->peer_scid;
+		c->peer_initial_scid = in->peer_scid;
+		c->odcid = in->after_retry ? in->odcid : in->dcid;
+		c->retry_done = in->after_retry;
+		/* A client that echoes our Retry token proved its address
+		 * (RFC 9000 §8.1.2). */
+		c->address_validated = in->after_retry;
+	} else {
+		c->dcid = in->dcid;
+		c->odcid = in->dcid;
+	}
+	build_local_tparams(c, in);
+
+	/* Initial keys from the DCID of the client's Initial (RFC 9001
+	 * §5.2); for a server after Retry that is the Retry's SCID. */
+	c->rx[DPQ_EPOCH_INITIAL] = key_alloc(c);
+	c->tx[DPQ_EPOCH_INITIAL] = key_alloc(c);
+	if (c->rx[DPQ_EPOCH_INITIAL] == NULL ||
+	    c->tx[DPQ_EPOCH_INITIAL] == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = dpq_pp_key_init_initial(c->crypto, c->rx[DPQ_EPOCH_INITIAL],
+			in->dcid.bytes, in->dcid.len, !server);
+	if (rc == 0)
+		rc = dpq_pp_key_init_initial(c->crypto,
+				c->tx[DPQ_EPOCH_INITIAL], in->dcid.bytes,
+				in->dcid.len, server);
+	if (rc != 0)
+		goto fail;
+
+	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
+		/* Initial and Handshake packets are acknowledged at once
+		 * (RFC 9000 §13.2.1); 1-RTT after max_ack_delay. */
+		dpq_ackr_init(&c->pns[i].ackr, i == DPQ_PN_SPACE_APP ?
+				c->conf.max_ack_delay_ms * 1000 : 0);
+		c->largest_rx_pn[i] = DPQ_PN_NONE;
+	}
+	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
+		dpq_recvbuf_init_crypto(&c->cs[i].rb, &c->mem);
+		dpq_sendbuf_init(&c->cs[i].sb, &c->mem,
+				DPQ_CONN_CRYPTO_SEND_MAX);
+	}
+	lc.is_server = server;
+	lc.initial_rtt = c->conf.initial_rtt_us;
+	rc = dpq_loss_init(&c->loss, &lc, &c->mem);
+	if (rc != 0)
+		goto fail_bufs;
+	ccc.max_datagram_size = c->max_udp_payload;
+	rc = dpq_cc_init(&c->cc, cc_ops, &ccc, in->now);
+	if (rc != 0)
+		goto fail_loss;
+	dpq_loss_set_amplification_limited(&c->loss,
+			server && !c->address_validated, in->now);
+
+	dpq_flow_rx_init(&c->rx_fc, c->conf.max_data, c->conf.max_data_max,
+			in->now);
+	dpq_flow_tx_init(&c->tx_fc, 0);
+	dpq_streams_rx_init(&c->streams_rx[0], c->conf.max_streams_bidi);
+	dpq_streams_rx_init(&c->streams_rx[1], c->conf.max_streams_uni);
+	dpq_streams_tx_init(&c->streams_tx[0], 0);
+	dpq_streams_tx_init(&c->streams_tx[1], 0);
+	rc = dpq_conn_streams_init(c);
+	if (rc != 0)
+		goto fail_loss;
+
+	c->idle_timeout_us = c->conf.idle_timeout_ms * 1000;
+	c->idle_deadline = in->now + c->idle_timeout_us;
+	c->close_deadline = UINT64_MAX;
+	*out = c;
+	return 0;
+
+fail_loss:
+	dpq_loss_destroy(&c->loss);
+fail_bufs:
+	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
+		dpq_recvbuf_free(&c->cs[i].rb);
+		dpq_sendbuf_free(&c->cs[i].sb);
+	}
+fail:
+	key_free(c, &c->rx[DPQ_EPOCH_INITIAL]);
+	key_free(c, &c->tx[DPQ_EPOCH_INITIAL]);
+	dpq_mem_free(mem, c);
+	return rc;
+}
+
+void
+dpq_conn_destroy(struct dpq_conn *c)
+{
+	struct dpq_mem mem;
+	int i;
+
+	if (c == NULL)
+		return;
+	if (c->hs_ops != NULL && c->hs_ops->release != NULL)
+		c->hs_ops->release(c->hs, c);
+	dpq_conn_streams_free(c);
+	dpq_loss_destroy(&c->loss);
+	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
+		dpq_recvbuf_free(&c->cs[i].rb);
+		dpq_sendbuf_free(&c->cs[i].sb);
+		key_free(c, &c->rx[i]);
+		key_free(c, &c->tx[i]);
+	}
+	mem = c->mem;
+	dpq_mem_free(&mem, c);
+}
+
+ssize_t
+dpq_conn_local_tparams(const struct dpq_conn *c, uint8_t *buf, size_t len)
+{
+	uint8_t *end = dpq_tparams_encode(buf, buf + len, c->role,
+			&c->local_tp);
+
+	return end == NULL ? -ENOSPC : end - buf;
+}
+
+/* ---- handshake service ------------------------------------------------ */
+
+int
+dpq_conn_hs_send(struct dpq_conn *c, enum dpq_epoch epoch,
+		const uint8_t *data, size_t len)
+{
+	ssize_t n;
+
+	if ((unsigned int)epoch >= DPQ_EPOCH_COUNT ||
+	    epoch == DPQ_EPOCH_0RTT)
+		return -EINVAL;
+	if (dpq_conn_is_closing(c))
+		return 0;
+	n = dpq_sendbuf_append(&c->cs[epoch].sb, data, len, false);
+	if (n < 0 || (size_t)n != len) {
+		dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
+				"handshake data exceeds the CRYPTO buffer");
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+int
+dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
+		uint16_t suite, const uint8_t *secret, size_t len)
+{
+	struct dpq_pp_key **kp;
+	enum dpq_aead alg;
+	int rc;
+
+	if ((unsigned int)epoch >= DPQ_EPOCH_COUNT ||
+	    epoch == DPQ_EPOCH_INITIAL)
+		return -EINVAL;
+	if (dpq_aead_from_tls_suite(suite, &alg) != 0)
+		return -ENOTSUP;
+	kp = write ? &c->tx[epoch] : &c->rx[epoch];
+	key_free(c, kp);
+	*kp = key_alloc(c);
+	if (*kp == NULL)
+		return -ENOMEM;
+	rc = dpq_pp_key_init(c->crypto, *kp, alg, secret, len);
+	if (rc != 0) {
+		key_free(c, kp);
+		return rc;
+	}
+	c->cipher_suite = suite;
+	if (epoch == DPQ_EPOCH_HANDSHAKE && write)
+		dpq_loss_set_handshake_keys(&c->loss, c->now);
+	return 0;
+}
+
+uint64_t
+dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
+{
+	enum dpq_role peer = c->role == DPQ_ROLE_SERVER ? DPQ_ROLE_CLIENT :
+		DPQ_ROLE_SERVER;
+	struct dpq_cid_auth auth = { 0 };
+	struct dpq_tparams *tp = &c->peer_tp;
+	int rc;
+
+	rc = dpq_tparams_decode(data, data + len, peer, NULL, 0, tp);
+	if (rc != 0)
+		return DPQ_TE_TRANSPORT_PARAMETER_ERROR;
+	auth.peer_scid = c->peer_initial_scid;
+	auth.odcid = c->odcid;
+	auth.retry = c->retry_done;
+	auth.retry_scid = c->retry_scid;
+	rc = dpq_tparams_check_cids(tp, c->role, &auth);
+	if (rc != 0)
+		return (uint64_t)-rc;
+	c->peer_tp_set = true;
+
+	/* RFC 9000 §10.1: the idle timeout is the smaller non-zero one. */
+	if (tp->max_idle_timeout != 0 &&
+	    (c->idle_timeout_us == 0 ||
+	     tp->max_idle_timeout * 1000 < c->idle_timeout_us))
+		c->idle_timeout_us = tp->max_idle_timeout * 1000;
+	c->max_udp_payload = tp->max_udp_payload_size < c->conf.max_udp_payload ?
+		(uint16_t)tp->max_udp_payload_size : c->conf.max_udp_payload;
+	c->cc.max_datagram_size = c->max_udp_payload;
+	dpq_loss_set_max_ack_delay(&c->loss, tp->max_ack_delay * 1000, c->now);
+	dpq_flow_tx_on_max(&c->tx_fc, tp->initial_max_data);
+	dpq_streams_tx_on_max(&c->streams_tx[0], tp->initial_max_streams_bidi);
+	dpq_streams_tx_on_max(&c->streams_tx[1], tp->initial_max_streams_uni);
+	if (c->role == DPQ_ROLE_CLIENT &&
+	    dpq_tparams_has(tp, DPQ_TP_STATELESS_RESET_TOKEN)) {
+		c->peer_cids[0].cid = c->dcid;
+		c->peer_cids[0].seq = 0;
+		c->peer_cids[0].used = true;
+		c->peer_cids[0].has_token = true;
+		memcpy(c->peer_cids[0].reset_token, tp->stateless_reset_token,
+				DPQ_RESET_TOKEN_LEN);
+	}
+	return 0;
+}
+
+void
+dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
+{
+	if (c->hs_complete || dpq_conn_is_closing(c))
+		return;
+	if (!c->peer_tp_set) {
+		/* RFC 9001 §8.2: missing_extension. */
+		dpq_conn_close_transport(c, DPQ_TE_CRYPTO(109), 0,
+				"no transport parameters");
+		return;
+	}
+	c->hs_complete = true;
+	snprintf(c->alpn, sizeof(c->alpn), "%s", alpn ? alpn : "");
+	c->established_at = c->created;	/* refined by the caller's clock */
+	dpq_conn_set_state(c, DPQ_CONN_ESTABLISHED);
+	if (c->role == DPQ_ROLE_SERVER) {
+		/* RFC 9001 §4.1.2: complete means confirmed for a server,
+		 * which sends HANDSHAKE_DONE (RFC 9000 §19.20). */
+		c->handshake_done_pending = true;
+		c->hs_confirmed = true;
+		dpq_loss_set_handshake_confirmed(&c->loss, c->now);
+	}
+	if (c->app != NULL && c->app->on_established != NULL)
+		c->app->on_established(c, c->alpn);
+}
+
+void
+dpq_conn_hs_failed(struct dpq_conn *c, uint64_t error_code)
+{
+	c->hs_failed = true;
+	dpq_conn_close_transport(c, error_code ? error_code :
+			DPQ_TE_CRYPTO(80), 0, "handshake failed");
+}
+
+/* Feed the contiguous CRYPTO bytes of epoch to the handshake service. */
+void
+dpq_conn_deliver_crypto(struct dpq_conn *c, enum dpq_epoch e)
+{
+	struct dpq_recvbuf *rb = &c->cs[e].rb;
+	const uint8_t *p;
+	size_t n;
+
+	while (!dpq_conn_is_closing(c) && (n = dpq_recvbuf_peek(rb, &p)) > 0) {
+		if (c->hs_ops->recv(c->hs, c, e, p, n) != 0) {
+			dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
+					"handshake service refused data");
+			return;
+		}
+		dpq_recvbuf_consume(rb, n);
+	}
+}
+
+/* RFC 9001 §4.9: keys of a finished epoch go, with its recovery state. */
+void
+dpq_conn_discard_epoch(struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
+{
+	enum dpq_pn_space sp = dpq_epoch_space(e);
+
+	if (c->pns[sp].discarded || e == DPQ_EPOCH_1RTT)
+		return;
+	c->pns[sp].discarded = true;
+	c->pns[sp].probes = 0;
+	key_free(c, &c->rx[e]);
+	key_free(c, &c->tx[e]);
+	dpq_loss_discard_space(&c->loss, &c->cc, sp, now);
+	dpq_sendbuf_discard(&c->cs[e].sb);
+	dpq_recvbuf_discard(&c->cs[e].rb);
+}
+
+void
+dpq_conn_confirm_handshake(struct dpq_conn *c, uint64_t now)
+{
+	if (c->hs_confirmed)
+		return;
+	c->hs_confirmed = true;
+	dpq_loss_set_handshake_confirmed(&c->loss, now);
+	/* RFC 9001 §4.9.2: Handshake keys go once confirmed. */
+	dpq_conn_discard_epoch(c, DPQ_EPOCH_HANDSHAKE, now);
+}
+
+void
+dpq_conn_on_peer_activity(struct dpq_conn *c, uint64_t now)
+{
+	/* RFC 9000 §10.1: restart the idle timer on every packet that
+	 * was processed; the deadline is at least 3 PTO away. */
+	uint64_t t = c->idle_timeout_us, pto3 = 3 * dpq_conn_pto(c);
+
+	if (t == 0)
+		return;
+	c->idle_deadline = now + (t > pto3 ? t : pto3);
+}
+
+uint64_t
+dpq_conn_pto(const struct dpq_conn *c)
+{
+	return dpq_rtt_pto_base(&c->loss.rtt) + c->loss.max_ack_delay;
+}
+
+/* ---- closing -------------------------------------------------------------- */
+
+static void
+start_close(struct dpq_conn *c, bool app, uint64_t error, uint64_t ftype,
+		const char *reason)
+{
+	if (dpq_conn_is_closing(c))
+		return;
+	c->close.error_code = error;
+	c->close.frame_type = ftype;
+	c->close.app = app;
+	c->close.remote = false;
+	snprintf(c->close.reason, sizeof(c->close.reason), "%s",
+			reason ? reason : "");
+	c->close_pending = true;
+	/* The deadline is set when CONNECTION_CLOSE is first sent. */
+	c->close_deadline = UINT64_MAX;
+	dpq_conn_set_state(c, DPQ_CONN_CLOSING);
+}
+
+void
+dpq_conn_close_transport(struct dpq_conn *c, uint64_t error,
+		uint64_t frame_type, const char *reason)
+{
+	start_close(c, false, error, frame_type, reason);
+}
+
+void
+dpq_conn_close(struct dpq_conn *c, bool app, uint64_t error_code,
+		const char *reason)
+{
+	start_close(c, app, error_code, 0, reason);
+}
+
+void
+dpq_conn_enter_draining(struct dpq_conn *c, uint64_t now)
+{
+	if (c->state == DPQ_CONN_DRAINING || c->state == DPQ_CONN_CLOSED)
+		return;
+	c->close_pending = false;
+	c->close_deadline = now + DPQ_CONN_CLOSE_PTOS * dpq_conn_pto(c);
+	dpq_conn_set_state(c, DPQ_CONN_DRAINING);
+}
+
+/* ---- timers ---------------------------------------------------------------- */
+
+uint64_t
+dpq_conn_next_timeout(const struct dpq_conn *c)
+{
+	uint64_t t = UINT64_MAX;
+	int i;
+
+	if (c->state == DPQ_CONN_CLOSED)
+		return UINT64_MAX;
+	if (dpq_conn_is_closing(c))
+		return c->close_deadline;
+	if (c->idle_timeout_us != 0)
+		t = c->idle_deadline;
+	if (dpq_loss_deadline(&c->loss) < t)
+		t = dpq_loss_deadline(&c->loss);
+	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
+		uint64_t d;
+
+		if (c->pns[i].discarded || !dpq_ackr_has_new(&c->pns[i].ackr))
+			continue;
+		d = dpq_ackr_deadline(&c->pns[i].ackr);
+		if (d < t)
+			t = d;
+	}
+	return t;
+}
+
+void
+dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
+{
+	static const struct dpq_loss_cb_ops_unused *unused;
+	struct dpq_loss_cb cb = { dpq_conn_on_acked, dpq_conn_on_lost, c };
+	struct dpq_loss_timeout to;
+
+	(void)unused;
+	if (c->state == DPQ_CONN_CLOSED)
+		return;
+	if (dpq_conn_is_closing(c)) {
+		if (now >= c->close_deadline)
+			dpq_conn_set_state(c, DPQ_CONN_CLOSED);
+		return;
+	}
+	if (c->idle_timeout_us != 0 && now >= c->idle_deadline) {
+		/* RFC 9000 §10.1: silently close. */
+		c->close.idle = true;
+		c->close.error_code = DPQ_TE_NO_ERROR;
+		snprintf(c->close.reason, sizeof(c->close.reason),
+				"idle timeout");
+		dpq_conn_set_state(c, DPQ_CONN_CLOSED);
+		return;
+	}
+	if (now >= dpq_loss_deadline(&c->loss)) {
+		dpq_loss_on_timeout(&c->loss, &c->cc, now, &cb, &to);
+		if (to.action == DPQ_LOSS_ACT_PTO ||
+		    to.action == DPQ_LOSS_ACT_ANTI_DEADLOCK)
+			c->pns[to.space].probes += to.probes;
+		c->stats.pkts_lost += to.lost.packets_lost;
+	}
+	/* ACK deadlines need no action here: the builder sends what is
+	 * due once now passes them. */
+}
+
+/* ---- getters ---------------------------------------------------------------- */
+
+enum dpq_conn_state
+dpq_conn_state(const struct dpq_conn *c)
+{
+	return c->state;
+}
+
+bool
+dpq_conn_is_server(const struct dpq_conn *c)
+{
+	return c->role == DPQ_ROLE_SERVER;
+}
+
+bool
+dpq_conn_handshake_confirmed(const struct dpq_conn *c)
+{
+	return c->hs_confirmed;
+}
+
+const char *
+dpq_conn_alpn(const struct dpq_conn *c)
+{
+	return c->alpn;
+}
+
+void *
+dpq_conn_app_ctx(const struct dpq_conn *c)
+{
+	return c->app_ctx;
+}
+
+void
+dpq_conn_set_app_ctx(struct dpq_conn *c, void *ctx)
+{
+	c->app_ctx = ctx;
+}
+
+void *
+dpq_conn_hs_ctx(const struct dpq_conn *c)
+{
+	return c->hs_ctx;
+}
+
+void
+dpq_conn_set_hs_ctx(struct dpq_conn *c, void *ctx)
+{
+	c->hs_ctx = ctx;
+}
+
+const struct dpq_cid *
+dpq_conn_scid(const struct dpq_conn *c)
+{
+	return &c->scid;
+}
+
+const struct dpq_cid *
+dpq_conn_dcid(const struct dpq_conn *c)
+{
+	return &c->dcid;
+}
+
+const struct dpq_conn_close_info *
+dpq_conn_close_info(const struct dpq_conn *c)
+{
+	return &c->close;
+}
+
+void
+dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
+{
+	*st = c->stats;
+	st->srtt_us = c->loss.rtt.smoothed;
+	st->min_rtt_us = c->loss.rtt.min;
+	st->cwnd = c->cc.cwnd;
+	st->bytes_in_flight = c->cc.bytes_in_flight;
+	st->cipher_suite = c->cipher_suite;
+}

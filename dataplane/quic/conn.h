@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpq_conn is one QUIC v1 connection, client or server (RFC 9000, 9001,
+ * 9002): packet number spaces, CRYPTO streams, ACKs, loss recovery and
+ * congestion control, streams with flow control, closing and draining.
+ *
+ * It does no I/O and reads no clock: every entry point takes now (us) and
+ * works on caller buffers. TLS does not run here either: the connection
+ * hands the CRYPTO bytes it receives to a handshake service (struct
+ * dpq_hs_ops: the management thread in the daemon, a direct GnuTLS adapter
+ * in tests and clients) and takes back handshake bytes, secrets, the
+ * peer's transport parameters and the outcome through dpq_conn_hs_*().
+ *
+ * Receive, one datagram: dpq_conn_recv(). A shard that batches AEAD over a
+ * burst uses the three steps it is made of instead:
+ *   dpq_conn_rx_prepare()  header parsed, op->key/largest_pn set;
+ *   dpq_crypto_unprotect_hp_burst(); dpq_conn_rx_select_key();
+ *   dpq_crypto_open_burst(); dpq_conn_rx_process().
+ * Send: dpq_conn_send() builds and seals one datagram; dpq_conn_build()
+ * builds it and leaves the seal ops to the caller's burst.
+ *
+ * Thread: a connection belongs to one shard (shard only), except that the
+ * dpq_conn_hs_*() calls arrive there as messages from the handshake
+ * service.
+ *
+ * Return codes: 0 or a negative errno for API misuse (-EINVAL, -ENOMEM,
+ * -EAGAIN would block, -ENOENT no such stream, -EPIPE stream or
+ * connection closed). A peer's protocol violation never surfaces as a
+ * return code: the connection closes with the transport error (see
+ * dpq_conn_close_info()).
+ */
+#ifndef DPQ_QUIC_CONN_H
+#define DPQ_QUIC_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dataplane/crypto/crypto.h"
+#include "dataplane/engine/mem.h"
+#include "dataplane/engine/packet.h"
+#include "dataplane/engine/tparams.h"
+#include "dataplane/engine/wire.h"
+
+struct dpq_conn;
+
+/* Encryption levels, numbered as GnuTLS and control/tls/tls.h do. */
+enum dpq_epoch {
+	DPQ_EPOCH_INITIAL = 0,
+	DPQ_EPOCH_0RTT = 1,
+	DPQ_EPOCH_HANDSHAKE = 2,
+	DPQ_EPOCH_1RTT = 3,
+	DPQ_EPOCH_COUNT = 4,
+};
+
+/* Connection states; dpq_conn_set_state() is their only writer. */
+enum dpq_conn_state {
+	DPQ_CONN_HANDSHAKING = 0,	/* keys being established */
+	DPQ_CONN_ESTABLISHED,		/* handshake complete (RFC 9001 §4.1.1) */
+	DPQ_CONN_CLOSING,		/* we sent CONNECTION_CLOSE (§10.2.1) */
+	DPQ_CONN_DRAINING,		/* peer sent it (§10.2.2) */
+	DPQ_CONN_CLOSED,		/* nothing more to send or receive */
+	DPQ_CONN_STATE_COUNT,
+};
+
+const char *dpq_conn_state_str(enum dpq_conn_state s);
+
+/* What the handshake service offers a connection (mgmt thread side). */
+struct dpq_hs_ops {
+	/* CRYPTO bytes the peer sent at epoch, in stream order. Returns 0;
+	 * a non-zero return closes with INTERNAL_ERROR (e.g. ring full and
+	 * the bytes could not be queued). */
+	int (*recv)(void *hs, struct dpq_conn *c, enum dpq_epoch epoch,
+			const uint8_t *data, size_t len);
+	/* The connection is gone: drop its TLS state. */
+	void (*release)(void *hs, struct dpq_conn *c);
+};
+
+/* Application callbacks, run on the shard inside dpq_conn_* calls. */
+struct dpq_app_ops {
+	/* The handshake completed; alpn is the negotiated protocol. */
+	void (*on_established)(struct dpq_conn *c, const char *alpn);
+	/* The peer opened a stream (before its first on_stream_data). */
+	void (*on_stream_open)(struct dpq_conn *c, uint64_t id);
+	/* Stream data (or FIN) is readable with dpq_conn_stream_read(). */
+	void (*on_stream_data)(struct dpq_conn *c, uint64_t id);
+	/* A write that was cut short may now go on. */
+	void (*on_stream_writable)(struct dpq_conn *c, uint64_t id);
+	/* The peer reset its sending side (RESET_STREAM) or asked us to
+	 * stop (STOP_SENDING, stop = true). */
+	void (*on_stream_reset)(struct dpq_conn *c, uint64_t id,
+			uint64_t app_error, bool stop);
+	/* Both directions finished; the stream is freed after this. */
+	void (*on_stream_closed)(struct dpq_conn *c, uint64_t id);
+	/* The connection entered closing/draining or closed at once. */
+	void (*on_closed)(struct dpq_conn *c);
+};
+
+/* Limits we announce (our transport parameters) and local policy. */
+struct dpq_conn_conf {
+	enum dpq_role role;
+	uint32_t version;		/* 0: DPQ_VERSION_1 */
+	uint64_t idle_timeout_ms;	/* max_idle_timeout; 0: 30000 */
+	uint64_t max_data;		/* initial_max_data; 0: 1 MiB */
+	uint64_t max_data_max;		/* auto-tuning cap; 0: 64 MiB */
+	uint64_t max_stream_data;	/* per stream; 0: 256 KiB */
+	uint64_t max_stream_data_max;	/* auto-tuning cap; 0: 16 MiB */
+	uint64_t max_streams_bidi;	/* 0: 100 */
+	uint64_t max_streams_uni;	/* 0: 100 */
+	uint64_t send_buffer;		/* per stream; 0: 4 MiB */
+	uint16_t max_udp_payload;	/* we send and accept; 0: 1452 */
+	uint64_t max_ack_delay_ms;	/* 0: 25 */
+	const char *cc_name;		/* NULL: "newreno" */
+	uint64_t initial_rtt_us;	/* 0: 333 ms (RFC 9002 §6.2.2) */
+	/* Source connection ID length we use (server: the shard's router
+	 * reads it back, so all connections of a shard share it). */
+	uint8_t scid_len;		/* 0: 8 */
+};
+
+/* Everything a connection is created with. */
+struct dpq_conn_init {
+	const struct dpq_conn_conf *conf;
+	const struct dpq_mem *mem;	/* NULL: libc */
+	struct dpq_crypto *crypto;	/* the shard's context */
+	const struct dpq_hs_ops *hs_ops;
+	void *hs;
+	const struct dpq_app_ops *app;
+	void *app_ctx;
+	/* Our first source CID (server: encodes the shard). */
+	struct dpq_cid scid;
+	/* Client: the random DCID of its first Initial. Server: the DCID
+	 * of the client's first Initial (odcid) and the client's SCID. */
+	struct dpq_cid dcid;
+	struct dpq_cid peer_scid;	/* server only */
+	/* Server: the Retry that preceded this connection (RFC 9000 §7.3):
+	 * odcid = the client's first DCID, and dcid above is the SCID our
+	 * Retry carried. */
+	bool after_retry;
+	struct dpq_cid odcid;
+	/* Stateless reset token for scid (server). */
+	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];
+	uint64_t now;
+};
+
+/* Create a connection. A client is ready to send its first Initial once
+ * the handshake service delivered the ClientHello (dpq_conn_hs_send). */
+int dpq_conn_create(const struct dpq_conn_init *init, struct dpq_conn **out);
+void dpq_conn_destroy(struct dpq_conn *c);
+
+/* Our encoded transport parameters, for the handshake service. */
+ssize_t dpq_conn_local_tparams(const struct dpq_conn *c, uint8_t *buf,
+		size_t len);
+
+/* ---- from the handshake service ----------------------------------------- */
+
+/* Handshake bytes to send in CRYPTO frames at epoch. */
+int dpq_conn_hs_send(struct dpq_conn *c, enum dpq_epoch epoch,
+		const uint8_t *data, size_t len);
+/* A traffic secret: derive and install packet protection keys. */
+int dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
+		uint16_t cipher_suite, const uint8_t *secret, size_t len);
+/* The peer's transport parameters. Returns 0, or the transport error
+ * (TRANSPORT_PARAMETER_ERROR, PROTOCOL_VIOLATION for CID mismatches) that
+ * the service must fail the handshake with. */
+uint64_t dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data,
+		size_t len);
+/* The handshake completed with this ALPN. */
+void dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn);
+/* The handshake failed: close with this QUIC error code. */
+void dpq_conn_hs_failed(struct dpq_conn *c, uint64_t error_code);
+
+/* ---- datagrams ------------------------------------------------------------- */
+
+/* Process one received datagram (decrypted in place). now in us. Returns
+ * the number of QUIC packets accepted (0: all dropped). */
+int dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
+		uint64_t now);
+
+/* Steps of dpq_conn_recv for a shard that batches crypto over a burst.
+ * rx_prepare parses the packet at pkt (len bytes left in the datagram)
+ * and fills hdr and op; returns 0 or a negative error (drop the rest of
+ * the datagram if hdr->pkt_len is unknown). */
+int dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
+		struct dpq_pkt_hdr *hdr, struct dpq_open_op *op);
+int dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,
+		struct dpq_open_op *op);
+int dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,
+		const struct dpq_open_op *op, size_t dgram_len, uint64_t now);
+
+/* Most seal ops one datagram needs (one per coalesced packet). */
+#define DPQ_CONN_MAX_SEAL_OPS 3
+
+/* Build the next datagram into buf (cap bytes, with room for the tags).
+ * Fills ops[0..*nops) for the caller to seal. Returns the datagram length,
+ * 0 when there is nothing to send now, or a negative errno. */
+ssize_t dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		struct dpq_seal_op *ops, unsigned int *nops, uint64_t now);
+/* Build and seal one datagram. */
+ssize_t dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		uint64_t now);
+
+/* Earliest time dpq_conn_on_timeout() must run (UINT64_MAX: none). */
+uint64_t dpq_conn_next_timeout(const struct dpq_conn *c);
+void dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now);
+
+/* ---- state --------------------------------------------------------------- */
+
+enum dpq_conn_state dpq_conn_state(const struct dpq_conn *c);
+bool dpq_conn_is_server(const struct dpq_conn *c);
+bool dpq_conn_handshake_confirmed(const struct dpq_conn *c);
+const char *dpq_conn_alpn(const struct dpq_conn *c);
+void *dpq_conn_app_ctx(const struct dpq_conn *c);
+void dpq_conn_set_app_ctx(struct dpq_conn *c, void *ctx);
+/* The handshake service's per-connection state (set by the service). */
+void *dpq_conn_hs_ctx(const struct dpq_conn *c);
+void dpq_conn_set_hs_ctx(struct dpq_conn *c, void *ctx);
+const struct dpq_cid *dpq_conn_scid(const struct dpq_conn *c);
+const struct dpq_cid *dpq_conn_dcid(const struct dpq_conn *c);
+
+struct dpq_conn_close_info {
+	uint64_t error_code;
+	uint64_t frame_type;
+	bool app;		/* application error (0x1d) */
+	bool remote;		/* the peer closed */
+	bool idle;		/* idle timeout, no frame */
+	char reason[128];
+};
+/* Why the connection closes (valid from CLOSING/DRAINING/CLOSED). */
+const struct dpq_conn_close_info *dpq_conn_close_info(const struct dpq_conn *c);
+
+struct dpq_conn_stats {
+	uint64_t pkts_sent, pkts_recv, pkts_dropped;
+	uint64_t bytes_sent, bytes_recv;	/* UDP payload */
+	uint64_t pkts_lost, pkts_acked;
+	uint64_t stream_bytes_sent, stream_bytes_recv;
+	uint64_t srtt_us, min_rtt_us, cwnd, bytes_in_flight;
+	uint64_t handshake_us;		/* created → handshake complete */
+	uint16_t cipher_suite;
+};
+void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
+
+/* Close with a transport (app=false) or application error: sends
+ * CONNECTION_CLOSE, then closing for 3 PTO (RFC 9000 §10.2). */
+void dpq_conn_close(struct dpq_conn *c, bool app, uint64_t error_code,
+		const char *reason);
+
+/* ---- streams (application API) --------------------------------------- */
+
+/* Open a locally initiated stream. Returns 0 and *id, -EAGAIN when the
+ * peer's MAX_STREAMS is reached (STREAMS_BLOCKED is sent), -EPIPE when
+ * closed. */
+int dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id);
+/* Queue bytes to send; returns bytes taken (may be fewer: buffer full,
+ * on_stream_writable follows) or a negative errno. fin ends the stream
+ * when all of len is taken. */
+ssize_t dpq_conn_stream_write(struct dpq_conn *c, uint64_t id,
+		const void *data, size_t len, bool fin);
+/* Read up to len contiguous bytes; *fin is set once everything up to the
+ * final size was read. Returns bytes read (0: nothing yet) or -errno. */
+ssize_t dpq_conn_stream_read(struct dpq_conn *c, uint64_t id, void *buf,
+		size_t len, bool *fin);
+/* RESET_STREAM (abandon sending) / STOP_SENDING (abandon reading). */
+int dpq_conn_stream_reset(struct dpq_conn *c, uint64_t id,
+		uint64_t app_error);
+int dpq_conn_stream_stop(struct dpq_conn *c, uint64_t id,
+		uint64_t app_error);
+
+#endif /* DPQ_QUIC_CONN_H */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internal layout of struct dpq_conn, shared by conn.c (life cycle, state,
+ * keys, handshake, timers), conn_recv.c (frames in), conn_send.c (packet
+ * builder) and conn_stream.c (stream table and application API).
+ */
+#ifndef DPQ_QUIC_CONN_INT_H
+#define DPQ_QUIC_CONN_INT_H
+
+#include "dataplane/crypto/pp_key.h"
+#include "dataplane/engine/ackr.h"
+#include "dataplane/engine/cc.h"
+#include "dataplane/engine/flow.h"
+#include "dataplane/engine/frame.h"
+#include "dataplane/engine/loss.h"
+#include "dataplane/engine/recvbuf.h"
+#include "dataplane/engine/sendbuf.h"
+#include "dataplane/engine/stream.h"
+#include "dataplane/quic/conn.h"
+
+/* Peer connection IDs we keep (RFC 9000 §5.1.1); our
+ * active_connection_id_limit. */
+#define DPQ_CONN_PEER_CIDS	4
+/* Unprocessed CRYPTO bytes a level may buffer (RFC 9000 §7.5). */
+#define DPQ_CONN_CRYPTO_SEND_MAX (256 * 1024)
+/* RFC 9000 §8.1: a server sends at most 3x what it received before the
+ * client's address is validated. */
+#define DPQ_CONN_AMP_FACTOR	3
+/* RFC 9000 §10.2: closing and draining last three PTOs. */
+#define DPQ_CONN_CLOSE_PTOS	3
+/* Largest Retry / NEW_TOKEN token a client keeps. */
+#define DPQ_CONN_TOKEN_MAX	256
+/* Undecryptable packets kept until their keys arrive (conn_recv.c). */
+#define DPQ_CONN_RX_BUFFERED	4
+
+struct dpq_rx_buffered {
+	uint16_t len;
+	uint16_t dgram_len;
+	uint8_t data[1500];
+};
+
+/* A stream inside the connection. */
+struct dpq_qstream {
+	struct dpq_stream s;
+	struct dpq_qstream *hnext;		/* hash chain */
+	struct dpq_qstream *qnext, *qprev;	/* send queue */
+	bool in_sendq;
+};
+
+/* One packet number space (RFC 9000 §12.3). */
+struct dpq_pn_space_state {
+	uint64_t next_pn;
+	struct dpq_ackr ackr;
+	uint32_t probes;		/* PTO probes still to send */
+	bool discarded;			/* keys dropped (RFC 9001 §4.9) */
+};
+
+/* A CRYPTO stream of one encryption level. */
+struct dpq_crypto_stream {
+	struct dpq_recvbuf rb;
+	struct dpq_sendbuf sb;
+};
+
+struct dpq_peer_cid {
+	struct dpq_cid cid;
+	uint64_t seq;
+	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];
+	bool used;
+	bool has_token;
+};
+
+struct dpq_conn {
+	enum dpq_conn_state state;
+	enum dpq_role role;
+	uint32_t version;
+	struct dpq_conn_conf conf;	/* defaults filled in */
+	struct dpq_mem mem;
+	struct dpq_crypto *crypto;
+	const struct dpq_hs_ops *hs_ops;
+	void *hs;
+	void *hs_ctx;
+	const struct dpq_app_ops *app;
+	void *app_ctx;
+
+	/* Connection IDs (RFC 9000 §5.1, §7.2, §7.3). */
+	struct dpq_cid scid;		/* ours */
+	struct dpq_cid dcid;		/* the peer's, in use */
+	struct dpq_cid odcid;		/* client's first DCID */
+	struct dpq_cid retry_scid;	/* client: SCID of the Retry taken */
+	struct dpq_cid peer_initial_scid; /* SCID of the peer's first packet */
+	bool retry_done;		/* client got a Retry / server sent one */
+	bool peer_scid_known;		/* client: switched DCID to it */
+	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];	/* ours (server) */
+	struct dpq_peer_cid peer_cids[DPQ_CONN_PEER_CIDS];
+	uint64_t peer_retire_prior_to;
+	uint64_t retire_pending[DPQ_CONN_PEER_CIDS];
+	unsigned int n_retire_pending;
+
+	/* Keys, per epoch; 1-RTT also has the next generation. */
+	struct dpq_pp_key *rx[DPQ_EPOCH_COUNT];
+	struct dpq_pp_key *tx[DPQ_EPOCH_COUNT];
+	uint8_t key_phase;		/* 1-RTT key phase bit in use */
+
+	/* Packet number spaces, recovery, congestion control. */
+	struct dpq_pn_space_state pns[DPQ_PN_SPACE_COUNT];
+	struct dpq_loss loss;
+	struct dpq_cc cc;
+	uint64_t largest_rx_pn[DPQ_PN_SPACE_COUNT];
+
+	/* CRYPTO streams (Initial, Handshake, 1-RTT). */
+	struct dpq_crypto_stream cs[DPQ_EPOCH_COUNT];
+
+	/* Transport parameters. */
+	struct dpq_tparams local_tp;
+	struct dpq_tparams peer_tp;
+	bool peer_tp_set;
+	uint64_t idle_timeout_us;	/* negotiated (RFC 9000 §10.1) */
+	uint16_t max_udp_payload;	/* what we may send */
+
+	/* Flow control and streams. */
+	struct dpq_flow_rx rx_fc;
+	struct dpq_flow_tx tx_fc;
+	struct dpq_streams_rx streams_rx[2];	/* [uni] */
+	struct dpq_streams_tx streams_tx[2];
+	struct dpq_qstream **stab;	/* hash table of streams */
+	uint32_t stab_size;		/* power of two */
+	uint32_t nstreams;
+	struct dpq_qstream *sendq;	/* round robin of streams to serve */
+
+	/* Handshake progress. */
+	bool hs_complete;		/* RFC 9001 §4.1.1 */
+	bool hs_confirmed;		/* RFC 9001 §4.1.2 */
+	bool handshake_done_pending;	/* server: HANDSHAKE_DONE to (re)send */
+	bool address_validated;		/* server (RFC 9000 §8.1) */
+	bool hs_failed;
+	bool discard_initial_pending;	/* client, RFC 9001 §4.9.1 */
+	uint64_t amp_recv;		/* bytes received before validation */
+	uint64_t amp_sent;
+	uint64_t created;
+	uint64_t established_at;
+	char alpn[64];
+	uint16_t cipher_suite;
+
+	/* Timers and closing. */
+	uint64_t idle_deadline;
+	uint64_t close_deadline;	/* end of closing/draining */
+	bool close_pending;		/* CONNECTION_CLOSE to send */
+	bool close_sent_once;
+	uint64_t close_rx_count;	/* packets received while closing */
+	struct dpq_conn_close_info close;
+	bool ping_pending;		/* an ack-eliciting packet is wanted */
+
+	/* Client: token from a Retry, sent in every later Initial. */
+	uint8_t token[DPQ_CONN_TOKEN_MAX];
+	uint16_t token_len;
+	/* PATH_CHALLENGE data to echo (RFC 9000 §8.2.2). */
+	uint8_t path_response[DPQ_PATH_DATA_LEN];
+	bool path_response_pending;
+	/* Packets waiting for their keys. */
+	struct dpq_rx_buffered rx_buffered[DPQ_CONN_RX_BUFFERED];
+	unsigned int n_rx_buffered;
+	uint64_t now;			/* latest now seen, for app calls */
+
+	struct dpq_conn_stats stats;
+};
+
+/* conn.c */
+void dpq_conn_set_state(struct dpq_conn *c, enum dpq_conn_state to);
+void dpq_conn_close_transport(struct dpq_conn *c, uint64_t error,
+		uint64_t frame_type, const char *reason);
+void dpq_conn_enter_draining(struct dpq_conn *c, uint64_t now);
+void dpq_conn_discard_epoch(struct dpq_conn *c, enum dpq_epoch e,
+		uint64_t now);
+void dpq_conn_confirm_handshake(struct dpq_conn *c, uint64_t now);
+void dpq_conn_deliver_crypto(struct dpq_conn *c, enum dpq_epoch e);
+void dpq_conn_on_peer_activity(struct dpq_conn *c, uint64_t now);
+uint64_t dpq_conn_pto(const struct dpq_conn *c);
+
+static inline enum dpq_pn_space
+dpq_epoch_space(enum dpq_epoch e)
+{
+	return e == DPQ_EPOCH_INITIAL ? DPQ_PN_SPACE_INITIAL :
+		e == DPQ_EPOCH_HANDSHAKE ? DPQ_PN_SPACE_HANDSHAKE :
+		DPQ_PN_SPACE_APP;
+}
+
+static inline enum dpq_epoch
+dpq_pkt_type_epoch(enum dpq_pkt_type t)
+{
+	switch (t) {
+	case DPQ_PKT_INITIAL:
+		return DPQ_EPOCH_INITIAL;
+	case DPQ_PKT_0RTT:
+		return DPQ_EPOCH_0RTT;
+	case DPQ_PKT_HANDSHAKE:
+		return DPQ_EPOCH_HANDSHAKE;
+	default:
+		return DPQ_EPOCH_1RTT;
+	}
+}
+
+static inline bool
+dpq_conn_is_closing(const struct dpq_conn *c)
+{
+	return c->state >= DPQ_CONN_CLOSING;
+}
+
+/* conn_stream.c */
+struct dpq_qstream *dpq_conn_stream_find(struct dpq_conn *c, uint64_t id);
+/* Find or, for a peer-initiated id within limits, create. *err gets a
+ * negated transport error when the frame must close the connection. */
+struct dpq_qstream *dpq_conn_stream_get_peer(struct dpq_conn *c, uint64_t id,
+		uint64_t frame_type, int *err);
+void dpq_conn_stream_schedule(struct dpq_conn *c, struct dpq_qstream *qs);
+void dpq_conn_stream_unschedule(struct dpq_conn *c, struct dpq_qstream *qs);
+void dpq_conn_stream_events(struct dpq_conn *c, struct dpq_qstream *qs);
+void dpq_conn_streams_reschedule(struct dpq_conn *c);
+void dpq_conn_streams_free(struct dpq_conn *c);
+int dpq_conn_streams_init(struct dpq_conn *c);
+
+/* conn_recv.c */
+void dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now);
+
+/* conn_send.c */
+void dpq_conn_resend_initial(struct dpq_conn *c);
+void dpq_conn_on_acked(void *ctx, enum dpq_pn_space space,
+		const struct dpq_sent_pkt *pkt);
+void dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
+		const struct dpq_sent_pkt *pkt);
+
+#endif /* DPQ_QUIC_CONN_INT_H */

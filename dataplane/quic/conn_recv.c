@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive path: a datagram is walked packet by packet (coalescing, RFC
+ * 9000 §12.2), each packet's protection removed (RFC 9001 §5), its packet
+ * number checked for duplicates and its frames dispatched (RFC 9000 §12.4,
+ * §19). Frames not allowed in the packet type, or violating the protocol,
+ * close the connection with the transport error the RFC names. Shard only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dataplane/crypto/retry.h"
+#include "dataplane/engine/errors.h"
+#include "dataplane/engine/streamid.h"
+#include "dataplane/quic/conn_int.h"
+
+/* Undecryptable packets are kept until their keys arrive (RFC 9001
+ * §4.1.4, DPQ_CONN_RX_BUFFERED of them): the handshake service answers
+ * asynchronously, so a Handshake packet coalesced behind the Initial that
+ * carries the ServerHello arrives before its keys. */
+
+static int
+close_err(struct dpq_conn *c, int err, uint64_t ftype, const char *why)
+{
+	dpq_conn_close_transport(c, (uint64_t)-err, ftype, why);
+	return err;
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static int
+on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
+		uint64_t now)
+{
+	struct dpq_ack_range ranges[DPQ_LOSS_MAX_ACK_RANGES];
+	struct dpq_loss_cb cb = { dpq_conn_on_acked, dpq_conn_on_lost, c };
+	struct dpq_loss_ack_info info;
+	uint64_t delay = 0;
+	size_t n;
+	int rc;
+
+	n = dpq_loss_ack_ranges(&f->ack, ranges, DPQ_LOSS_MAX_ACK_RANGES);
+	if (n == 0)
+		return close_err(c, -DPQ_TE_FRAME_ENCODING_ERROR, f->type,
+				"bad ACK ranges");
+	/* RFC 9000 §19.3: ACK Delay is scaled by the peer's exponent; Initial
+	 * and Handshake ACK delays are not used (RFC 9002 §5.3). */
+	if (sp == DPQ_PN_SPACE_APP)
+		delay = dpq_loss_ack_delay_us(f->ack.ack_delay,
+				(unsigned int)c->peer_tp.ack_delay_exponent);
+	rc = dpq_loss_on_ack(&c->loss, &c->cc, sp, ranges, n, delay,
+			f->type == DPQ_FT_ACK_ECN ? &f->ack.ecn : NULL, now,
+			&cb, &info);
+	if (rc == -DPQ_TE_PROTOCOL_VIOLATION)
+		return close_err(c, rc, f->type, "ACK of an unsent packet");
+	if (rc != 0)
+		return close_err(c, -DPQ_TE_FRAME_ENCODING_ERROR, f->type,
+				"bad ACK");
+	c->stats.pkts_acked += info.packets_acked;
+	c->stats.pkts_lost += info.packets_lost;
+	if (info.packets_acked)
+		c->pns[sp].probes = 0;
+	return 0;
+}
+
+static int
+on_crypto(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
+		bool *deliver)
+{
+	int rc;
+
+	if (e == DPQ_EPOCH_0RTT)	/* excluded by the frame table */
+		return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, f->type,
+				"CRYPTO in 0-RTT");
+	if (c->pns[dpq_epoch_space(e)].discarded)
+		return 0;
+	rc = dpq_recvbuf_insert(&c->cs[e].rb, f->crypto.offset,
+			f->crypto.data, f->crypto.len, false);
+	if (rc == -ENOMEM || rc == -ENOBUFS)
+		return rc;	/* drop the packet unacknowledged */
+	if (rc < 0)
+		return close_err(c, rc == -DPQ_TE_FLOW_CONTROL_ERROR ?
+				-DPQ_TE_CRYPTO_BUFFER_EXCEEDED : rc, f->type,
+				"CRYPTO data beyond the buffer");
+	if (dpq_recvbuf_readable(&c->cs[e].rb) > 0)
+		*deliver = true;
+	return 0;
+}
+
+static int
+on_stream_frame(struct dpq_conn *c, const struct dpq_frame *f, uint64_t now)
+{
+	struct dpq_qstream *qs;
+	int err = 0, rc;
+
+	qs = dpq_conn_stream_get_peer(c, f->stream.stream_id, f->type, &err);
+	if (err != 0)
+		return close_err(c, err, f->type, "STREAM on a bad stream");
+	if (qs == NULL)
+		return 0;	/* already closed: late retransmission */
+	rc = dpq_stream_on_stream(&qs->s, &c->rx_fc, f->stream.offset,
+			f->stream.data, f->stream.len, f->stream.fin, now);
+	if (rc == -ENOMEM || rc == -ENOBUFS)
+		return rc;
+	if (rc < 0)
+		return close_err(c, rc, f->type, "STREAM frame refused");
+	c->stats.stream_bytes_recv += f->stream.len;
+	dpq_conn_stream_events(c, qs);
+	return 0;
+}
+
+static struct dpq_qstream *
+stream_for(struct dpq_conn *c, const struct dpq_frame *f, uint64_t id,
+		int *err)
+{
+	*err = 0;
+	return dpq_conn_stream_get_peer(c, id, f->type, err);
+}
+
+static void
+retire_peer_cid(struct dpq_conn *c, unsigned int i)
+{
+	if (c->n_retire_pending < DPQ_CONN_PEER_CIDS)
+		c->retire_pending[c->n_retire_pending++] = c->peer_cids[i].seq;
+	c->peer_cids[i].used = false;
+}
+
+/* RFC 9000 §19.15 and §5.1.2. */
+static int
+on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
+{
+	struct dpq_cid cid;
+	unsigned int i, active = 0, slot = DPQ_CONN_PEER_CIDS;
+	bool current_retired = false;
+
+	if (c->dcid.len == 0)
+		return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, f->type,
+				"NEW_CONNECTION_ID with zero-length CIDs");
+	dpq_cid_set(&cid, f->new_cid.cid, f->new_cid.cid_len);
+	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++) {
+		struct dpq_peer_cid *p = &c->peer_cids[i];
+
+		if (!p->used) {
+			if (slot == DPQ_CONN_PEER_CIDS)
+				slot = i;
+			continue;
+		}
+		if (p->seq == f->new_cid.seq) {
+			if (!dpq_cid_eq(&p->cid, &cid) ||
+			    memcmp(p->reset_token, f->new_cid.reset_token,
+				    DPQ_RESET_TOKEN_LEN) != 0)
+				return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION,
+						f->type, "CID sequence reused");
+			return 0;	/* retransmission */
+		}
+	}
+	if (f->new_cid.seq < c->peer_retire_prior_to) {
+		/* Already retired: retire it again at once (§19.15). */
+		if (c->n_retire_pending < DPQ_CONN_PEER_CIDS)
+			c->retire_pending[c->n_retire_pending++] =
+				f->new_cid.seq;
+		return 0;
+	}
+	if (f->new_cid.retire_prior_to > c->peer_retire_prior_to) {
+		c->peer_retire_prior_to = f->new_cid.retire_prior_to;
+		for (i = 0; i < DPQ_CONN_PEER_CIDS; i++) {
+			struct dpq_peer_cid *p = &c->peer_cids[i];
+
+			if (p->used && p->seq < c->peer_retire_prior_to) {
+				if (dpq_cid_eq(&p->cid, &c->dcid))
+					current_retired = true;
+				retire_peer_cid(c, i);
+				if (slot == DPQ_CONN_PEER_CIDS)
+					slot = i;
+			}
+		}
+	}
+	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++)
+		active += c->peer_cids[i].used;
+	if (slot == DPQ_CONN_PEER_CIDS || active >= DPQ_CONN_PEER_CIDS)
+		return close_err(c, -DPQ_TE_CONNECTION_ID_LIMIT_ERROR, f->type,
+				"more CIDs than active_connection_id_limit");
+	c->peer_cids[slot].cid = cid;
+	c->peer_cids[slot].seq = f->new_cid.seq;
+	c->peer_cids[slot].used = true;
+	c->peer_cids[slot].has_token = true;
+	memcpy(c->peer_cids[slot].reset_token, f->new_cid.reset_token,
+			DPQ_RESET_TOKEN_LEN);
+	if (current_retired)
+		c->dcid = cid;
+	return 0;
+}
+
+/* Dispatch one frame; returns 0, a negated transport error (already
+ * closing), or -ENOMEM/-ENOBUFS (drop the packet, do not acknowledge). */
+static int
+on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
+		bool deliver[DPQ_EPOCH_COUNT], uint64_t now)
+{
+	enum dpq_pn_space sp = dpq_epoch_space(e);
+	struct dpq_qstream *qs;
+	int err, rc;
+
+	if (dpq_frame_is_stream(f->type))
+		return on_stream_frame(c, f, now);
+
+	switch (f->type) {
+	case DPQ_FT_PADDING:
+	case DPQ_FT_PING:
+		return 0;
+	case DPQ_FT_ACK:
+	case DPQ_FT_ACK_ECN:
+		return on_ack(c, sp, f, now);
+	case DPQ_FT_CRYPTO:
+		return on_crypto(c, e, f, &deliver[e]);
+	case DPQ_FT_NEW_TOKEN:
+		/* Kept for the client's server-config cache (a later issue);
+		 * accepted and ignored for now. */
+		return 0;
+	case DPQ_FT_RESET_STREAM:
+		qs = stream_for(c, f, f->reset_stream.stream_id, &err);
+		if (err)
+			return close_err(c, err, f->type, "RESET_STREAM");
+		if (qs == NULL)
+			return 0;
+		rc = dpq_stream_on_reset_stream(&qs->s, &c->rx_fc,
+				f->reset_stream.app_error,
+				f->reset_stream.final_size, now,
+				c->loss.rtt.smoothed);
+		if (rc < 0)
+			return close_err(c, rc, f->type, "RESET_STREAM");
+		dpq_conn_stream_events(c, qs);
+		return 0;
+	case DPQ_FT_STOP_SENDING:
+		qs = stream_for(c, f, f->stop_sending.stream_id, &err);
+		if (err)
+			return close_err(c, err, f->type, "STOP_SENDING");
+		if (qs == NULL)
+			return 0;
+		rc = dpq_stream_on_stop_sending(&qs->s,
+				f->stop_sending.app_error);
+		if (rc < 0)
+			return close_err(c, rc, f->type, "STOP_SENDING");
+		dpq_conn_stream_schedule(c, qs);
+		dpq_conn_stream_events(c, qs);
+		return 0;
+	case DPQ_FT_MAX_DATA:
+		/* Streams that waited for connection credit may go on. */
+		if (dpq_flow_tx_on_max(&c->tx_fc, f->max_data.max))
+			dpq_conn_streams_reschedule(c);
+		return 0;
+	case DPQ_FT_MAX_STREAM_DATA:
+		qs = stream_for(c, f, f->max_stream_data.stream_id, &err);
+		if (err)
+			return close_err(c, err, f->type, "MAX_STREAM_DATA");
+		if (qs == NULL)
+			return 0;
+		rc = dpq_stream_on_max_stream_data(&qs->s,
+				f->max_stream_data.max);
+		if (rc < 0)
+			return close_err(c, rc, f->type, "MAX_STREAM_DATA");
+		dpq_conn_stream_schedule(c, qs);
+		dpq_conn_stream_events(c, qs);
+		return 0;
+	case DPQ_FT_MAX_STREAMS_BIDI:
+	case DPQ_FT_MAX_STREAMS_UNI:
+		rc = dpq_streams_tx_on_max(&c->streams_tx[f->type ==
+				DPQ_FT_MAX_STREAMS_UNI], f->max_streams.max);
+		if (rc < 0)
+			return close_err(c, rc, f->type, "MAX_STREAMS");
+		return 0;
+	case DPQ_FT_DATA_BLOCKED:
+		return 0;
+	case DPQ_FT_STREAM_DATA_BLOCKED:
+		qs = stream_for(c, f, f->stream_data_blocked.stream_id, &err);
+		if (err)
+			return close_err(c, err, f->type,
+					"STREAM_DATA_BLOCKED");
+		if (qs == NULL)
+			return 0;
+		rc = dpq_stream_on_stream_data_blocked(&qs->s,
+				f->stream_data_blocked.limit);
+		if (rc < 0)
+			return close_err(c, rc, f->type,
+					"STREAM_DATA_BLOCKED");
+		return 0;
+	case DPQ_FT_STREAMS_BLOCKED_BIDI:
+	case DPQ_FT_STREAMS_BLOCKED_UNI:
+		rc = dpq_streams_rx_on_blocked(&c->streams_rx[f->type ==
+				DPQ_FT_STREAMS_BLOCKED_UNI],
+				f->streams_blocked.limit);
+		if (rc < 0)
+			return close_err(c, rc, f->type, "STREAMS_BLOCKED");
+		return 0;
+	case DPQ_FT_NEW_CONNECTION_ID:
+		return on_new_cid(c, f);
+	case DPQ_FT_RETIRE_CONNECTION_ID:
+		/* We issue only sequence 0 so far (§19.16: a larger one was
+		 * never sent). Retiring 0 leaves us nothing to switch to:
+		 * ignore, the peer keeps using it. */
+		if (f->retire_cid.seq > 0)
+			return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION,
+					f->type, "RETIRE of an unissued CID");
+		return 0;
+	case DPQ_FT_PATH_CHALLENGE:
+		/* §8.2.2: echo in a PATH_RESPONSE. */
+		memcpy(c->path_response, f->path.data, DPQ_PATH_DATA_LEN);
+		c->path_response_pending = true;
+		return 0;
+	case DPQ_FT_PATH_RESPONSE:
+		return 0;	/* no path validation of our own yet */
+	case DPQ_FT_CONNECTION_CLOSE:
+	case DPQ_FT_CONNECTION_CLOSE_APP:
+		c->close.error_code = f->close.error_code;
+		c->close.frame_type = f->close.frame_type;
+		c->close.app = f->type == DPQ_FT_CONNECTION_CLOSE_APP;
+		c->close.remote = true;
+		memset(c->close.reason, 0, sizeof(c->close.reason));
+		memcpy(c->close.reason, f->close.reason,
+				f->close.reason_len < sizeof(c->close.reason) ?
+				f->close.reason_len :
+				sizeof(c->close.reason) - 1);
+		dpq_conn_enter_draining(c, now);
+		return 0;
+	case DPQ_FT_HANDSHAKE_DONE:
+		/* RFC 9001 §4.1.2: confirms the handshake for a client. */
+		dpq_conn_confirm_handshake(c, now);
+		return 0;
+	default:
+		return close_err(c, -DPQ_TE_FRAME_ENCODING_ERROR, f->type,
+				"unknown frame");
+	}
+}
+
+/* ---- packets ------------------------------------------------------------- */
+
+/* RFC 9001 §5.8 / RFC 9000 §17.2.5: a client takes one Retry. */
+static int
+on_retry(struct dpq_conn *c, const uint8_t *pkt, const struct dpq_pkt_hdr *h)
+{
+	struct dpq_cid scid;
+	int rc;
+
+	if (c->role != DPQ_ROLE_CLIENT || c->retry_done ||
+	    c->largest_rx_pn[DPQ_PN_SPACE_INITIAL] != DPQ_PN_NONE)
+		return -EINVAL;
+	if (dpq_retry_tag_verify(c->crypto, c->odcid.bytes, c->odcid.len,
+			pkt, h->pkt_len) != 0)
+		return -EBADMSG;
+	if (dpq_cid_set(&scid, h->scid, h->scid_len) != 0 ||
+	    dpq_cid_eq(&scid, &c->dcid))
+		return -EINVAL;		/* §17.2.5.2: SCID must change */
+	if (h->token_len > DPQ_CONN_TOKEN_MAX)
+		return -EMSGSIZE;
+	memcpy(c->token, h->token, h->token_len);
+	c->token_len = (uint16_t)h->token_len;
+	c->retry_done = true;
+	c->retry_scid = scid;
+	c->dcid = scid;
+	/* New Initial keys from the Retry's SCID, and the ClientHello sent
+	 * again in a new Initial (§17.2.5.2). */
+	rc = dpq_pp_key_init_initial(c->crypto, c->rx[DPQ_EPOCH_INITIAL],
+			scid.bytes, scid.len, true);
+	if (rc == 0)
+		rc = dpq_pp_key_init_initial(c->crypto,
+				c->tx[DPQ_EPOCH_INITIAL], scid.bytes,
+				scid.len, false);
+	if (rc != 0)
+		return rc;
+	dpq_conn_resend_initial(c);
+	return 0;
+}
+
+/* Client: a Version Negotiation packet (RFC 9000 §6.2). */
+static void
+on_version_negotiation(struct dpq_conn *c, const struct dpq_pkt_hdr *h)
+{
+	if (c->role != DPQ_ROLE_CLIENT ||
+	    c->largest_rx_pn[DPQ_PN_SPACE_INITIAL] != DPQ_PN_NONE ||
+	    dpq_pkt_vn_has_version(h, c->version))
+		return;		/* ignore (§6.2) */
+	c->close.error_code = DPQ_TE_NO_ERROR;
+	snprintf(c->close.reason, sizeof(c->close.reason),
+			"server supports no common version");
+	c->close.remote = true;
+	dpq_conn_set_state(c, DPQ_CONN_CLOSED);
+}
+
+static int
+buffer_packet(struct dpq_conn *c, const uint8_t *pkt, size_t len,
+		size_t dgram_len)
+{
+	struct dpq_rx_buffered *b;
+
+	if (c->n_rx_buffered >= DPQ_CONN_RX_BUFFERED ||
+	    len > sizeof(b->data))
+		return -ENOBUFS;
+	b = &c->rx_buffered[c->n_rx_buffered++];
+	memcpy(b->data, pkt, len);
+	b->len = (uint16_t)len;
+	b->dgram_len = (uint16_t)dgram_len;
+	return 0;
+}
+
+int
+dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
+		struct dpq_pkt_hdr *h, struct dpq_open_op *op)
+{
+	enum dpq_epoch e;
+	int rc;
+
+	rc = dpq_pkt_parse(pkt, pkt + len, c->scid.len, h);
+	if (rc != 0)
+		return rc;
+	if (h->type == DPQ_PKT_VN || h->type == DPQ_PKT_RETRY ||
+	    h->type == DPQ_PKT_VERSION_UNKNOWN)
+		return -EAGAIN;		/* handled by dpq_conn_recv */
+	if (h->type != DPQ_PKT_1RTT && h->version != c->version)
+		return -EPROTO;
+	e = dpq_pkt_type_epoch(h->type);
+	if (e == DPQ_EPOCH_0RTT && c->rx[e] == NULL)
+		return -ENOKEY;		/* no 0-RTT yet: drop (§12.5) */
+	if (c->pns[dpq_epoch_space(e)].discarded)
+		return -ENOKEY;
+	if (c->rx[e] == NULL)
+		return -EWOULDBLOCK;	/* keys not here yet: buffer */
+	memset(op, 0, sizeof(*op));
+	op->key = c->rx[e];
+	op->pkt = pkt;
+	op->len = (uint16_t)h->pkt_len;
+	op->pn_offset = (uint16_t)h->pn_offset;
+	op->largest_pn = c->largest_rx_pn[dpq_epoch_space(e)];
+	return 0;
+}
+
+int
+dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
+		struct dpq_open_op *op)
+{
+	if (op->status != 0)
+		return op->status;
+	/* RFC 9001 §6: a key phase we do not use means a key update, which
+	 * this version does not perform: such packets fail to open. */
+	if (h->type == DPQ_PKT_1RTT &&
+	    dpq_pkt_key_phase(op->first_byte) != c->key_phase) {
+		op->status = -ENOKEY;
+		return op->status;
+	}
+	return 0;
+}
+
+int
+dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
+		const struct dpq_open_op *op, size_t dgram_len, uint64_t now)
+{
+	bool deliver[DPQ_EPOCH_COUNT] = { false };
+	enum dpq_epoch e = dpq_pkt_type_epoch(h->type);
+	enum dpq_pn_space sp = dpq_epoch_space(e);
+	const uint8_t *p, *end;
+	bool eliciting = false;
+	struct dpq_frame f;
+	int rc, i;
+
+	(void)dgram_len;
+	if (op->status != 0)
+		return op->status;
+	if (c->state == DPQ_CONN_DRAINING || c->state == DPQ_CONN_CLOSED)
+		return -EPIPE;
+	if (c->state == DPQ_CONN_CLOSING) {
+		/* §10.2.1: answer with CONNECTION_CLOSE again, not to every
+		 * packet: 1, 2, 4, 8... */
+		c->close_rx_count++;
+		if ((c->close_rx_count & (c->close_rx_count - 1)) == 0)
+			c->close_pending = true;
+		return -EPIPE;
+	}
+	/* §17.2, §17.3.1: reserved bits after removing protection. */
+	if (dpq_pkt_check_reserved_bits(op->first_byte) != 0) {
+		close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, 0,
+				"reserved bits set");
+		return -EPROTO;
+	}
+	if (dpq_ackr_is_duplicate(&c->pns[sp].ackr, op->pn))
+		return -EALREADY;	/* §12.3 */
+
+	if (c->role == DPQ_ROLE_CLIENT && h->type == DPQ_PKT_INITIAL) {
+		struct dpq_cid scid;
+
+		dpq_cid_set(&scid, h->scid, h->scid_len);
+		if (!c->peer_scid_known) {
+			/* §7.2: switch to the server's chosen CID. */
+			c->peer_scid_known = true;
+			c->peer_initial_scid = scid;
+			c->dcid = scid;
+		} else if (!dpq_cid_eq(&scid, &c->peer_initial_scid)) {
+			return -EINVAL;	/* §7.2: discard */
+		}
+	}
+
+	p = op->pkt + op->pn_offset + op->pn_len;
+	end = op->pkt + op->len - DPQ_CRYPTO_TAG_LEN;
+	if (p >= end) {
+		/* §12.4: a packet without frames. */
+		close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, 0, "empty packet");
+		return -EPROTO;
+	}
+	while (p < end) {
+		ssize_t n = dpq_frame_decode(p, end, &f);
+		const struct dpq_frame_info *fi;
+
+		if (n < 0) {
+			close_err(c, (int)n, 0, "frame encoding");
+			return (int)n;
+		}
+		fi = dpq_frame_info(f.type);
+		if (!dpq_frame_allowed(f.type, h->type) ||
+		    (c->role == DPQ_ROLE_SERVER && fi != NULL &&
+		     (fi->flags & DPQ_FTF_SERVER_ONLY))) {
+			close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, f.type,
+					"frame not allowed here");
+			return -EPROTO;
+		}
+		if (dpq_frame_is_ack_eliciting(f.type))
+			eliciting = true;
+		rc = on_frame(c, e, &f, deliver, now);
+		if (rc != 0)
+			return rc;
+		if (c->state >= DPQ_CONN_DRAINING)
+			break;
+		p += n;
+	}
+
+	if (dpq_ackr_record(&c->pns[sp].ackr, op->pn, eliciting,
+			DPQ_ECN_NOT_ECT, now) == 0 &&
+	    (c->largest_rx_pn[sp] == DPQ_PN_NONE ||
+	     op->pn > c->largest_rx_pn[sp]))
+		c->largest_rx_pn[sp] = op->pn;
+	c->stats.pkts_recv++;
+	dpq_conn_on_peer_activity(c, now);
+
+	/* RFC 9000 §8.1: a Handshake packet proves the client's address;
+	 * RFC 9001 §4.9.1: the server then drops its Initial keys. */
+	if (c->role == DPQ_ROLE_SERVER && h->type == DPQ_PKT_HANDSHAKE) {
+		if (!c->address_validated) {
+			c->address_validated = true;
+			dpq_loss_set_amplification_limited(&c->loss, false,
+					now);
+		}
+		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
+	}
+	for (i = 0; i < DPQ_EPOCH_COUNT; i++)
+		if (deliver[i])
+			dpq_conn_deliver_crypto(c, (enum dpq_epoch)i);
+	if (c->hs_complete && c->stats.handshake_us == 0)
+		c->stats.handshake_us = now > c->created ? now - c->created : 1;
+	return 0;
+}
+
+/* RFC 9000 §10.3.1: does this datagram end with a token of the peer's? */
+static bool
+is_stateless_reset(const struct dpq_conn *c, const uint8_t *d, size_t len)
+{
+	unsigned int i;
+
+	if (len < 21)
+		return false;
+	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++)
+		if (c->peer_cids[i].has_token &&
+		    memcmp(c->peer_cids[i].reset_token, d + len - 16, 16) == 0)
+			return true;
+	return false;
+}
+
+/* Unprotect and process one packet; returns 1 accepted, 0 dropped. */
+static int
+recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
+		struct dpq_pkt_hdr *h, uint64_t now, bool *stop)
+{
+	struct dpq_open_op op;
+	int rc;
+
+	rc = dpq_conn_rx_prepare(c, pkt, left, h, &op);
+	if (rc == -EAGAIN) {
+		if (h->type == DPQ_PKT_RETRY) {
+			on_retry(c, pkt, h);
+		} else if (h->type == DPQ_PKT_VN) {
+			on_version_negotiation(c, h);
+		}
+		*stop = true;
+		return 0;
+	}
+	if (rc == -EWOULDBLOCK) {
+		buffer_packet(c, pkt, h->pkt_len, dgram_len);
+		return 0;
+	}
+	if (rc != 0) {
+		/* Without a parsed header the rest of the datagram is lost
+		 * (§12.2); other refusals skip just this packet. */
+		if (rc <= DPQ_ERR_TRUNCATED)
+			*stop = true;
+		return 0;
+	}
+	dpq_crypto_unprotect_hp_burst(c->crypto, &op, 1);
+	dpq_conn_rx_select_key(c, h, &op);
+	if (op.status == 0)
+		dpq_crypto_open_burst(c->crypto, &op, 1);
+	if (op.status != 0) {
+		if (h->type == DPQ_PKT_1RTT &&
+		    is_stateless_reset(c, pkt, left)) {
+			c->close.remote = true;
+			snprintf(c->close.reason, sizeof(c->close.reason),
+					"stateless reset");
+			dpq_conn_enter_draining(c, now);
+			*stop = true;
+		}
+		return 0;
+	}
+	return dpq_conn_rx_process(c, h, &op, dgram_len, now) == 0;
+}
+
+/* Packets buffered for keys that have arrived since. */
+void
+dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now)
+{
+	unsigned int i, n = c->n_rx_buffered;
+	struct dpq_rx_buffered tmp[DPQ_CONN_RX_BUFFERED];
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++) {
+		enum dpq_epoch e;
+		struct dpq_pkt_hdr h;
+
+		if (dpq_pkt_parse(c->rx_buffered[i].data,
+				c->rx_buffered[i].data + c->rx_buffered[i].len,
+				c->scid.len, &h) != 0)
+			continue;
+		e = dpq_pkt_type_epoch(h.type);
+		if (c->rx[e] == NULL && !c->pns[dpq_epoch_space(e)].discarded)
+			return;	/* still waiting: keep all, in order */
+	}
+	memcpy(tmp, c->rx_buffered, n * sizeof(tmp[0]));
+	c->n_rx_buffered = 0;
+	for (i = 0; i < n; i++) {
+		struct dpq_pkt_hdr h;
+		bool stop = false;
+
+		recv_one(c, tmp[i].data, tmp[i].len, tmp[i].dgram_len, &h,
+				now, &stop);
+	}
+}
+
+int
+dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len, uint64_t now)
+{
+	size_t off = 0;
+	int accepted = 0;
+	bool stop = false;
+
+	if (c->state == DPQ_CONN_CLOSED)
+		return 0;
+	c->now = now;
+	dpq_conn_replay_buffered(c, now);
+	c->stats.bytes_recv += len;
+	if (c->role == DPQ_ROLE_SERVER && !c->address_validated) {
+		c->amp_recv += len;
+		dpq_loss_set_amplification_limited(&c->loss,
+				c->amp_sent >= DPQ_CONN_AMP_FACTOR * c->amp_recv,
+				now);
+	}
+	while (off < len && !stop) {
+		struct dpq_pkt_hdr h;
+		int ok;
+
+		memset(&h, 0, sizeof(h));
+		ok = recv_one(c, dgram + off, len - off, len, &h, now, &stop);
+		accepted += ok;
+		if (!ok)
+			c->stats.pkts_dropped++;
+		if (h.pkt_len == 0)
+			break;
+		off += h.pkt_len;
+	}
+	return accepted;
+}

@@ -1,0 +1,843 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Send path: the packet builder. One call builds one datagram, coalescing
+ * an Initial, a Handshake and a 1-RTT packet where each has something to
+ * send (RFC 9000 §12.2), and leaves a seal op per packet for the caller's
+ * crypto burst. Frames go in this order: ACK, CONNECTION_CLOSE,
+ * HANDSHAKE_DONE, CRYPTO, connection control frames, stream frames round
+ * robin, then PING for a probe. Every ack-eliciting frame is recorded in
+ * the sent map so that a loss re-queues its data, not the packet (RFC 9000
+ * §13.3). The acked/lost callbacks of loss recovery land here too.
+ * Shard only.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "dataplane/engine/errors.h"
+#include "dataplane/engine/streamid.h"
+#include "dataplane/quic/conn_int.h"
+
+/* Leave room for a few records after the last frame added. */
+#define REC_LIMIT	(DPQ_SENTMAP_MAX_RECS - 4)
+/* Our ack_delay_exponent (the §18.2 default: we do not send it). */
+#define OUR_ACK_DELAY_EXPONENT 3
+
+struct pkt_build {
+	enum dpq_epoch e;
+	enum dpq_pn_space sp;
+	uint8_t *start;
+	uint8_t *len_field;	/* long headers */
+	uint8_t *payload;
+	uint8_t *p;
+	uint8_t *end;		/* payload limit: tag excluded */
+	uint64_t pn;
+	size_t pn_len;
+	size_t pn_offset;
+	size_t nrec;
+	bool eliciting;
+	bool padded;
+	bool probe;
+	bool cc_ok;		/* congestion window allows new data */
+	bool cc_blocked;	/* stream data waited for the window */
+	/* Last: begin_packet() clears everything before it. */
+	struct dpq_sent_rec recs[DPQ_SENTMAP_MAX_RECS];
+};
+
+static struct dpq_sent_rec *
+rec_add(struct pkt_build *b, uint8_t kind)
+{
+	struct dpq_sent_rec *r = &b->recs[b->nrec++];
+
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	return r;
+}
+
+static bool
+room_for_rec(const struct pkt_build *b)
+{
+	return b->nrec < REC_LIMIT;
+}
+
+/* ---- deciding what to send ------------------------------------------- */
+
+static bool
+ack_wanted(const struct dpq_conn *c, enum dpq_pn_space sp, uint64_t now)
+{
+	return dpq_ackr_has_new(&c->pns[sp].ackr) &&
+		dpq_ackr_ack_due(&c->pns[sp].ackr, now);
+}
+
+static bool
+app_control_pending(const struct dpq_conn *c)
+{
+	uint64_t v;
+
+	return c->handshake_done_pending || c->path_response_pending ||
+		c->n_retire_pending > 0 || c->ping_pending ||
+		dpq_flow_rx_due(&c->rx_fc, &v) ||
+		dpq_streams_rx_due(&c->streams_rx[0], &v) ||
+		dpq_streams_rx_due(&c->streams_rx[1], &v) ||
+		dpq_flow_tx_blocked_due(&c->tx_fc, &v) ||
+		dpq_streams_tx_blocked_due(&c->streams_tx[0], &v) ||
+		dpq_streams_tx_blocked_due(&c->streams_tx[1], &v);
+}
+
+static bool
+epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
+{
+	enum dpq_pn_space sp = dpq_epoch_space(e);
+
+	if (c->tx[e] == NULL || c->pns[sp].discarded)
+		return false;
+	if (ack_wanted(c, sp, now) || c->pns[sp].probes > 0 ||
+	    dpq_sendbuf_pending(&c->cs[e].sb))
+		return true;
+	if (e != DPQ_EPOCH_1RTT || !c->hs_complete)
+		return false;
+	return app_control_pending(c) ||
+		(c->sendq != NULL && dpq_cc_available(&c->cc) > 0);
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static void
+write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
+{
+	struct dpq_ackr *a = &c->pns[b->sp].ackr;
+	struct dpq_ack_range ranges[DPQ_ACKR_MAX_RANGES];
+	uint64_t delay;
+	uint8_t *q;
+	size_t n;
+
+	if (!dpq_ackr_has_new(a))
+		return;
+	n = dpq_ackr_ranges(a, ranges, DPQ_ACKR_MAX_RANGES);
+	if (n == 0)
+		return;
+	delay = b->sp == DPQ_PN_SPACE_APP ?
+		dpq_ackr_ack_delay(a, now, OUR_ACK_DELAY_EXPONENT) : 0;
+	/* Drop the oldest ranges until the frame fits. */
+	while (n > 0) {
+		q = dpq_frame_encode_ack(b->p, b->end, ranges, n, delay,
+				dpq_ackr_ecn(a));
+		if (q != NULL) {
+			b->p = q;
+			rec_add(b, DPQ_SENT_REC_ACK)->ack.largest =
+				ranges[0].largest;
+			dpq_ackr_on_ack_sent(a);
+			return;
+		}
+		n--;
+	}
+}
+
+static void
+write_crypto(struct dpq_conn *c, struct pkt_build *b)
+{
+	struct dpq_sendbuf *sb = &c->cs[b->e].sb;
+
+	while (room_for_rec(b) && dpq_sendbuf_pending(sb)) {
+		size_t max, room = (size_t)(b->end - b->p);
+		struct dpq_sent_rec *r;
+		uint64_t off, len;
+		bool fin;
+
+		if (!dpq_sendbuf_next(sb, UINT64_MAX, room, &off, &len, &fin))
+			return;
+		if (!dpq_frame_crypto_fit(off, room, &max) || max == 0)
+			return;
+		if (len > max)
+			len = max;
+		b->p = dpq_frame_encode_crypto_hdr(b->p, b->end, off, len);
+		dpq_sendbuf_copy(sb, off, b->p, len);
+		b->p += len;
+		dpq_sendbuf_on_sent(sb, off, len, false);
+		r = rec_add(b, DPQ_SENT_REC_CRYPTO);
+		r->crypto.off = off;
+		r->len = (uint32_t)len;
+		b->eliciting = true;
+	}
+}
+
+/* Encode a small control frame; false when it does not fit. */
+static bool
+put_frame(struct pkt_build *b, const struct dpq_frame *f)
+{
+	uint8_t *q;
+
+	if (!room_for_rec(b))
+		return false;
+	q = dpq_frame_encode(b->p, b->end, f);
+	if (q == NULL)
+		return false;
+	b->p = q;
+	if (dpq_frame_is_ack_eliciting(f->type))
+		b->eliciting = true;
+	return true;
+}
+
+static void
+write_conn_control(struct dpq_conn *c, struct pkt_build *b)
+{
+	struct dpq_frame f;
+	struct dpq_sent_rec *r;
+	uint64_t v;
+	int uni;
+
+	if (c->handshake_done_pending) {
+		f.type = DPQ_FT_HANDSHAKE_DONE;
+		if (put_frame(b, &f)) {
+			rec_add(b, DPQ_SENT_REC_HANDSHAKE_DONE);
+			c->handshake_done_pending = false;
+		}
+	}
+	if (c->path_response_pending) {
+		f.type = DPQ_FT_PATH_RESPONSE;
+		memcpy(f.path.data, c->path_response, DPQ_PATH_DATA_LEN);
+		if (put_frame(b, &f)) {
+			r = rec_add(b, DPQ_SENT_REC_PATH_RESPONSE);
+			memcpy(r->path.data, c->path_response, 8);
+			c->path_response_pending = false;
+		}
+	}
+	while (c->n_retire_pending > 0) {
+		f.type = DPQ_FT_RETIRE_CONNECTION_ID;
+		f.retire_cid.seq = c->retire_pending[c->n_retire_pending - 1];
+		if (!put_frame(b, &f))
+			break;
+		rec_add(b, DPQ_SENT_REC_RETIRE_CONNECTION_ID)->retire_cid.seq =
+			f.retire_cid.seq;
+		c->n_retire_pending--;
+	}
+	if (dpq_flow_rx_due(&c->rx_fc, &v)) {
+		f.type = DPQ_FT_MAX_DATA;
+		f.max_data.max = v;
+		if (put_frame(b, &f)) {
+			rec_add(b, DPQ_SENT_REC_MAX_DATA)->max.value = v;
+			dpq_flow_rx_on_sent(&c->rx_fc, v);
+		}
+	}
+	for (uni = 0; uni < 2; uni++) {
+		if (dpq_streams_rx_due(&c->streams_rx[uni], &v)) {
+			f.type = uni ? DPQ_FT_MAX_STREAMS_UNI :
+				DPQ_FT_MAX_STREAMS_BIDI;
+			f.max_streams.max = v;
+			if (put_frame(b, &f)) {
+				r = rec_add(b, DPQ_SENT_REC_MAX_STREAMS);
+				r->max.value = v;
+				r->flags = uni ? DPQ_SENT_REC_UNI : 0;
+				dpq_streams_rx_on_sent(&c->streams_rx[uni], v);
+			}
+		}
+		if (dpq_streams_tx_blocked_due(&c->streams_tx[uni], &v)) {
+			f.type = uni ? DPQ_FT_STREAMS_BLOCKED_UNI :
+				DPQ_FT_STREAMS_BLOCKED_BIDI;
+			f.streams_blocked.limit = v;
+			if (put_frame(b, &f)) {
+				r = rec_add(b, DPQ_SENT_REC_STREAMS_BLOCKED);
+				r->blocked.limit = v;
+				r->flags = uni ? DPQ_SENT_REC_UNI : 0;
+				dpq_streams_tx_on_blocked_sent(
+					&c->streams_tx[uni], v);
+			}
+		}
+	}
+	if (dpq_flow_tx_blocked_due(&c->tx_fc, &v)) {
+		f.type = DPQ_FT_DATA_BLOCKED;
+		f.data_blocked.limit = v;
+		if (put_frame(b, &f)) {
+			rec_add(b, DPQ_SENT_REC_DATA_BLOCKED)->blocked.limit = v;
+			dpq_flow_tx_on_blocked_sent(&c->tx_fc, v);
+		}
+	}
+}
+
+/* Control frames of one stream; returns false when the packet is full. */
+static bool
+write_stream_control(struct pkt_build *b, struct dpq_qstream *qs)
+{
+	struct dpq_stream *s = &qs->s;
+	struct dpq_sent_rec *r;
+	struct dpq_frame f;
+	uint64_t a, v;
+
+	if (dpq_stream_reset_due(s, &a, &v)) {
+		f.type = DPQ_FT_RESET_STREAM;
+		f.reset_stream.stream_id = s->id;
+		f.reset_stream.app_error = a;
+		f.reset_stream.final_size = v;
+		if (!put_frame(b, &f))
+			return false;
+		r = rec_add(b, DPQ_SENT_REC_RESET_STREAM);
+		r->reset_stream.id = s->id;
+		r->reset_stream.error = a;
+		r->reset_stream.final_size = v;
+		dpq_stream_on_reset_sent(s);
+	}
+	if (dpq_stream_stop_due(s, &a)) {
+		f.type = DPQ_FT_STOP_SENDING;
+		f.stop_sending.stream_id = s->id;
+		f.stop_sending.app_error = a;
+		if (!put_frame(b, &f))
+			return false;
+		r = rec_add(b, DPQ_SENT_REC_STOP_SENDING);
+		r->stop_sending.id = s->id;
+		r->stop_sending.error = a;
+		dpq_stream_on_stop_sent(s);
+	}
+	if (dpq_stream_max_data_due(s, &v)) {
+		f.type = DPQ_FT_MAX_STREAM_DATA;
+		f.max_stream_data.stream_id = s->id;
+		f.max_stream_data.max = v;
+		if (!put_frame(b, &f))
+			return false;
+		r = rec_add(b, DPQ_SENT_REC_MAX_STREAM_DATA);
+		r->max_stream_data.id = s->id;
+		r->max_stream_data.value = v;
+		dpq_stream_on_max_data_sent(s, v);
+	}
+	if (dpq_stream_blocked_due(s, &v)) {
+		f.type = DPQ_FT_STREAM_DATA_BLOCKED;
+		f.stream_data_blocked.stream_id = s->id;
+		f.stream_data_blocked.limit = v;
+		if (!put_frame(b, &f))
+			return false;
+		r = rec_add(b, DPQ_SENT_REC_STREAM_DATA_BLOCKED);
+		r->stream_blocked.id = s->id;
+		r->stream_blocked.limit = v;
+		dpq_stream_on_blocked_sent(s, v);
+	}
+	return true;
+}
+
+/* STREAM frames of one stream; false when the packet is full. */
+static bool
+write_stream_data(struct dpq_conn *c, struct pkt_build *b,
+		struct dpq_qstream *qs)
+{
+	struct dpq_stream *s = &qs->s;
+
+	while (room_for_rec(b)) {
+		size_t max, room = (size_t)(b->end - b->p);
+		uint64_t off, len, want;
+		struct dpq_sent_rec *r;
+		bool fin, with_len;
+
+		if (room < 8)
+			return false;
+		if (!dpq_stream_next(s, &c->tx_fc, room, &off, &want, &fin))
+			return true;	/* nothing more on this stream now */
+		/* A frame that fills the packet needs no Length field; one
+		 * that does not carries it so more frames can follow. */
+		if (!dpq_frame_stream_fit(s->id, off, room, false, &max))
+			return false;
+		len = want;
+		with_len = len < max;
+		if (!with_len) {
+			len = max;
+		} else {
+			dpq_frame_stream_fit(s->id, off, room, true, &max);
+			if (len > max)
+				len = max;
+		}
+		if (len < want)
+			fin = false;	/* the FIN goes with the last byte */
+		if (len == 0 && !fin)
+			return false;
+		b->p = dpq_frame_encode_stream_hdr(b->p, b->end, s->id, off,
+				len, fin, with_len);
+		if (b->p == NULL)
+			return false;
+		dpq_stream_copy(s, off, b->p, len);
+		b->p += len;
+		dpq_stream_on_data_sent(s, &c->tx_fc, off, len, fin);
+		c->stats.stream_bytes_sent += len;
+		r = rec_add(b, DPQ_SENT_REC_STREAM);
+		r->stream.id = s->id;
+		r->stream.off = off;
+		r->len = (uint32_t)len;
+		r->flags = fin ? DPQ_SENT_REC_FIN : 0;
+		b->eliciting = true;
+		if (!with_len)
+			return false;	/* the frame ran to the end */
+	}
+	return false;
+}
+
+static void
+write_streams(struct dpq_conn *c, struct pkt_build *b)
+{
+	struct dpq_qstream *first = c->sendq, *qs, *next;
+	unsigned int guard = c->nstreams + 1;
+
+	for (qs = first; qs != NULL && guard-- > 0; qs = next) {
+		bool more;
+
+		if (!write_stream_control(b, qs))
+			return;
+		if (!b->cc_ok) {
+			b->cc_blocked = true;
+			next = qs->qnext != first ? qs->qnext : NULL;
+			continue;
+		}
+		more = write_stream_data(c, b, qs);
+		next = qs->qnext != first ? qs->qnext : NULL;
+		if (!more) {
+			/* Packet full: the next packet starts after this
+			 * stream (round robin). */
+			c->sendq = qs->qnext;
+			return;
+		}
+		/* This stream has nothing left that it can send. */
+		dpq_conn_stream_unschedule(c, qs);
+		if (c->sendq == NULL)
+			return;
+		if (qs == first)
+			first = c->sendq;
+	}
+}
+
+/* ---- packets ------------------------------------------------------------ */
+
+static bool
+begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
+		uint8_t *buf, size_t room)
+{
+	uint8_t *q;
+
+	memset(b, 0, offsetof(struct pkt_build, recs));
+	b->e = e;
+	b->sp = dpq_epoch_space(e);
+	b->start = buf;
+	b->pn = c->pns[b->sp].next_pn;
+	b->pn_len = dpq_pkt_pn_encode_len(b->pn,
+			c->loss.sp[b->sp].largest_acked);
+	if (room < DPQ_CRYPTO_TAG_LEN + 32)
+		return false;
+	b->end = buf + room - DPQ_CRYPTO_TAG_LEN;
+	if (e == DPQ_EPOCH_1RTT) {
+		q = dpq_pkt_write_short(buf, b->end, c->dcid.bytes,
+				c->dcid.len, false, c->key_phase, b->pn,
+				b->pn_len);
+	} else {
+		struct dpq_pkt_long_desc d = {
+			.type = e == DPQ_EPOCH_INITIAL ? DPQ_PKT_INITIAL :
+				DPQ_PKT_HANDSHAKE,
+			.version = c->version,
+			.dcid = c->dcid.bytes,
+			.dcid_len = c->dcid.len,
+			.scid = c->scid.bytes,
+			.scid_len = c->scid.len,
+			.pn = b->pn,
+			.pn_len = b->pn_len,
+		};
+
+		if (e == DPQ_EPOCH_INITIAL && c->role == DPQ_ROLE_CLIENT) {
+			d.token = c->token;
+			d.token_len = c->token_len;
+		}
+		q = dpq_pkt_write_long(buf, b->end, &d, &b->len_field);
+	}
+	if (q == NULL)
+		return false;
+	b->payload = b->p = q;
+	b->pn_offset = (size_t)(q - buf) - b->pn_len;
+	return b->end - b->p > 8;
+}
+
+/* Pad so the packet is at least min_len bytes with its tag; also the
+ * header-protection sample needs 4 bytes after the pn (RFC 9001 §5.4.2). */
+static void
+pad_packet(struct pkt_build *b, size_t min_len)
+{
+	size_t len = (size_t)(b->p - b->start) + DPQ_CRYPTO_TAG_LEN;
+	size_t pl = (size_t)(b->p - b->payload) + b->pn_len;
+	size_t need = 0;
+
+	if (pl < 4)
+		need = 4 - pl;
+	if (len + need < min_len)
+		need = min_len - len;
+	if (need > (size_t)(b->end - b->p))
+		need = b->end - b->p;
+	if (need == 0)
+		return;
+	b->p = dpq_frame_encode_padding(b->p, b->end, need);
+	b->padded = true;
+}
+
+/* Close the packet: Length field, seal op, recovery bookkeeping. */
+static size_t
+finish_packet(struct dpq_conn *c, struct pkt_build *b,
+		struct dpq_seal_op *op, bool record, uint64_t now)
+{
+	size_t len = (size_t)(b->p - b->start);
+	struct dpq_sent_pkt sp = { 0 };
+
+	if (b->len_field != NULL)
+		dpq_pkt_patch_length(b->len_field,
+				len - b->pn_offset + DPQ_CRYPTO_TAG_LEN);
+	memset(op, 0, sizeof(*op));
+	op->key = c->tx[b->e];
+	op->pkt = b->start;
+	op->pn = b->pn;
+	op->len = (uint16_t)len;
+	op->pn_offset = (uint16_t)b->pn_offset;
+	op->pn_len = (uint8_t)b->pn_len;
+	c->pns[b->sp].next_pn++;
+	len += DPQ_CRYPTO_TAG_LEN;
+	c->stats.pkts_sent++;
+	if (b->eliciting && c->pns[b->sp].probes > 0)
+		c->pns[b->sp].probes--;
+	if (!record)
+		return len;
+	sp.pn = b->pn;
+	sp.time_sent = now;
+	sp.bytes = (uint32_t)len;
+	sp.flags = (b->eliciting ? DPQ_SENT_ACK_ELICITING : 0) |
+		((b->eliciting || b->padded) ? DPQ_SENT_IN_FLIGHT : 0) |
+		(b->probe ? DPQ_SENT_PROBE : 0);
+	if (dpq_loss_on_sent(&c->loss, &c->cc, b->sp, &sp, b->recs, b->nrec,
+			now) != 0)
+		dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
+				"sent packet tracking full");
+	return len;
+}
+
+/* Build one packet of epoch e into buf; returns its length or 0. */
+static size_t
+build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
+		size_t min_len, struct dpq_seal_op *op, uint64_t now)
+{
+	struct pkt_build b;
+
+	if (!begin_packet(c, &b, e, buf, room))
+		return 0;
+	b.probe = c->pns[b.sp].probes > 0;
+	b.cc_ok = b.probe || dpq_cc_available(&c->cc) > 0;
+	write_ack(c, &b, now);
+	if (b.cc_ok || b.probe) {
+		write_crypto(c, &b);
+		if (e == DPQ_EPOCH_1RTT && c->hs_complete) {
+			write_conn_control(c, &b);
+			write_streams(c, &b);
+		}
+	}
+	if ((b.probe || (e == DPQ_EPOCH_1RTT && c->ping_pending)) &&
+	    !b.eliciting) {
+		struct dpq_frame f = { .type = DPQ_FT_PING };
+
+		if (put_frame(&b, &f))
+			rec_add(&b, DPQ_SENT_REC_PING);
+		if (e == DPQ_EPOCH_1RTT)
+			c->ping_pending = false;
+	}
+	if (b.p == b.payload)
+		return 0;	/* nothing fit */
+	if (e == DPQ_EPOCH_1RTT)
+		dpq_cc_set_app_limited(&c->cc, !b.cc_blocked &&
+				c->sendq == NULL);
+	pad_packet(&b, min_len);
+	return finish_packet(c, &b, op, true, now);
+}
+
+/* RFC 9000 §10.2.3: CONNECTION_CLOSE in every epoch the peer may be able
+ * to read; an application close becomes APPLICATION_ERROR outside 1-RTT. */
+static ssize_t
+build_close(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		struct dpq_seal_op *ops, unsigned int *nops, uint64_t now)
+{
+	static const enum dpq_epoch order[] = { DPQ_EPOCH_INITIAL,
+		DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT };
+	size_t off = 0;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		enum dpq_epoch e = order[i];
+		struct pkt_build b;
+		struct dpq_frame f = { 0 };
+
+		if (c->tx[e] == NULL || c->pns[dpq_epoch_space(e)].discarded)
+			continue;
+		if (e == DPQ_EPOCH_1RTT && !c->hs_complete)
+			continue;
+		if (!begin_packet(c, &b, e, buf + off, cap - off))
+			break;
+		if (c->close.app && e == DPQ_EPOCH_1RTT) {
+			f.type = DPQ_FT_CONNECTION_CLOSE_APP;
+			f.close.error_code = c->close.error_code;
+			f.close.reason = (const uint8_t *)c->close.reason;
+			f.close.reason_len = strlen(c->close.reason);
+		} else {
+			f.type = DPQ_FT_CONNECTION_CLOSE;
+			f.close.error_code = c->close.app ?
+				DPQ_TE_APPLICATION_ERROR : c->close.error_code;
+			f.close.frame_type = c->close.frame_type;
+			if (!c->close.app) {
+				f.close.reason = (const uint8_t *)c->close.reason;
+				f.close.reason_len = strlen(c->close.reason);
+			}
+		}
+		if (!put_frame(&b, &f))
+			break;
+		pad_packet(&b, c->role == DPQ_ROLE_CLIENT &&
+				e == DPQ_EPOCH_INITIAL ?
+				DPQ_MIN_INITIAL_DATAGRAM : 0);
+		off += finish_packet(c, &b, &ops[(*nops)++], false, now);
+	}
+	c->close_pending = false;
+	if (!c->close_sent_once) {
+		c->close_sent_once = true;
+		c->close_deadline = now + DPQ_CONN_CLOSE_PTOS * dpq_conn_pto(c);
+	}
+	if (off == 0)
+		dpq_conn_set_state(c, DPQ_CONN_CLOSED);
+	return (ssize_t)off;
+}
+
+ssize_t
+dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		struct dpq_seal_op *ops, unsigned int *nops, uint64_t now)
+{
+	static const enum dpq_epoch order[] = { DPQ_EPOCH_INITIAL,
+		DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT };
+	size_t limit = cap, off = 0, min_len = 0;
+	bool has_initial = false, sent_handshake = false;
+	unsigned int i;
+
+	*nops = 0;
+	c->now = now;
+	if (c->discard_initial_pending) {
+		c->discard_initial_pending = false;
+		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
+	}
+	dpq_conn_replay_buffered(c, now);
+	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
+		return 0;
+	if (limit > c->max_udp_payload)
+		limit = c->max_udp_payload;
+	if (c->role == DPQ_ROLE_SERVER && !c->address_validated) {
+		/* RFC 9000 §8.1: three times what we received. */
+		uint64_t allow = DPQ_CONN_AMP_FACTOR * c->amp_recv;
+
+		allow = allow > c->amp_sent ? allow - c->amp_sent : 0;
+		if (allow < limit)
+			limit = (size_t)allow;
+		if (limit < 64)
+			return 0;
+	}
+	if (c->state == DPQ_CONN_CLOSING) {
+		ssize_t n;
+
+		if (!c->close_pending)
+			return 0;
+		n = build_close(c, buf, limit, ops, nops, now);
+		if (c->role == DPQ_ROLE_SERVER && !c->address_validated)
+			c->amp_sent += n;
+		c->stats.bytes_sent += n;
+		return n;
+	}
+
+	for (i = 0; i < 3 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
+		enum dpq_epoch e = order[i];
+		bool last;
+		size_t n;
+
+		if (!epoch_has_data(c, e, now))
+			continue;
+		/* RFC 9000 §14.1: a datagram with a client Initial (or any
+		 * ack-eliciting Initial) is padded to 1200 bytes; the last
+		 * packet in it carries the padding. */
+		last = true;
+		for (unsigned int j = i + 1; j < 3; j++)
+			if (epoch_has_data(c, order[j], now))
+				last = false;
+		if (e == DPQ_EPOCH_INITIAL &&
+		    (c->role == DPQ_ROLE_CLIENT ||
+		     dpq_sendbuf_pending(&c->cs[e].sb) ||
+		     c->pns[DPQ_PN_SPACE_INITIAL].probes > 0))
+			has_initial = true;
+		min_len = (last && has_initial &&
+				off < DPQ_MIN_INITIAL_DATAGRAM) ?
+			DPQ_MIN_INITIAL_DATAGRAM - off : 0;
+		n = build_packet(c, e, buf + off, limit - off, min_len,
+				&ops[*nops], now);
+		if (n == 0)
+			continue;
+		(*nops)++;
+		off += n;
+		if (e == DPQ_EPOCH_HANDSHAKE)
+			sent_handshake = true;
+	}
+	/* The client drops Initial keys once it sends a Handshake packet
+	 * (RFC 9001 §4.9.1); after these packets are sealed. */
+	if (sent_handshake && c->role == DPQ_ROLE_CLIENT)
+		c->discard_initial_pending = true;
+	if (c->role == DPQ_ROLE_SERVER && !c->address_validated) {
+		c->amp_sent += off;
+		if (c->amp_sent >= DPQ_CONN_AMP_FACTOR * c->amp_recv)
+			dpq_loss_set_amplification_limited(&c->loss, true,
+					now);
+	}
+	c->stats.bytes_sent += off;
+	return (ssize_t)off;
+}
+
+ssize_t
+dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap, uint64_t now)
+{
+	struct dpq_seal_op ops[DPQ_CONN_MAX_SEAL_OPS];
+	unsigned int nops;
+	ssize_t n;
+
+	n = dpq_conn_build(c, buf, cap, ops, &nops, now);
+	if (n <= 0)
+		return n;
+	if (dpq_crypto_seal_burst(c->crypto, ops, (uint16_t)nops) != nops)
+		return -EIO;
+	if (c->discard_initial_pending) {
+		c->discard_initial_pending = false;
+		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
+	}
+	return n;
+}
+
+/* After a Retry the client sends its Initial CRYPTO data again. */
+void
+dpq_conn_resend_initial(struct dpq_conn *c)
+{
+	struct dpq_sendbuf *sb = &c->cs[DPQ_EPOCH_INITIAL].sb;
+
+	if (sb->sent_off > sb->acked_off)
+		dpq_sendbuf_on_lost(sb, sb->acked_off,
+				sb->sent_off - sb->acked_off, false);
+}
+
+/* ---- acknowledged and lost frames (loss recovery callbacks) --------- */
+
+static struct dpq_crypto_stream *
+crypto_of_space(struct dpq_conn *c, enum dpq_pn_space sp)
+{
+	return &c->cs[sp == DPQ_PN_SPACE_INITIAL ? DPQ_EPOCH_INITIAL :
+		sp == DPQ_PN_SPACE_HANDSHAKE ? DPQ_EPOCH_HANDSHAKE :
+		DPQ_EPOCH_1RTT];
+}
+
+static void
+on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
+		const struct dpq_sent_pkt *pkt, bool acked)
+{
+	const struct dpq_sent_rec *r = dpq_sent_pkt_recs(pkt);
+	struct dpq_qstream *qs;
+	unsigned int i;
+
+	for (i = 0; i < pkt->nrec; i++, r++) {
+		bool fin = (r->flags & DPQ_SENT_REC_FIN) != 0;
+		bool uni = (r->flags & DPQ_SENT_REC_UNI) != 0;
+
+		switch (r->kind) {
+		case DPQ_SENT_REC_STREAM:
+			qs = dpq_conn_stream_find(c, r->stream.id);
+			if (qs == NULL)
+				break;
+			if (acked)
+				dpq_stream_on_data_acked(&qs->s, r->stream.off,
+						r->len, fin);
+			else {
+				dpq_stream_on_data_lost(&qs->s, r->stream.off,
+						r->len, fin);
+				dpq_conn_stream_schedule(c, qs);
+			}
+			dpq_conn_stream_events(c, qs);
+			break;
+		case DPQ_SENT_REC_CRYPTO:
+			if (acked)
+				dpq_sendbuf_on_acked(&crypto_of_space(c, sp)->sb,
+						r->crypto.off, r->len, false);
+			else
+				dpq_sendbuf_on_lost(&crypto_of_space(c, sp)->sb,
+						r->crypto.off, r->len, false);
+			break;
+		case DPQ_SENT_REC_ACK:
+			if (acked)
+				dpq_ackr_on_ack_acked(&c->pns[sp].ackr,
+						r->ack.largest);
+			break;
+		case DPQ_SENT_REC_HANDSHAKE_DONE:
+			if (!acked)
+				c->handshake_done_pending = true;
+			break;
+		case DPQ_SENT_REC_MAX_DATA:
+			if (!acked)
+				dpq_flow_rx_on_lost(&c->rx_fc, r->max.value);
+			break;
+		case DPQ_SENT_REC_MAX_STREAMS:
+			if (!acked)
+				dpq_streams_rx_on_lost(&c->streams_rx[uni],
+						r->max.value);
+			break;
+		case DPQ_SENT_REC_DATA_BLOCKED:
+			if (!acked)
+				dpq_flow_tx_on_blocked_lost(&c->tx_fc,
+						r->blocked.limit);
+			break;
+		case DPQ_SENT_REC_STREAMS_BLOCKED:
+			if (!acked)
+				dpq_streams_tx_on_blocked_lost(
+					&c->streams_tx[uni], r->blocked.limit);
+			break;
+		case DPQ_SENT_REC_RETIRE_CONNECTION_ID:
+			if (!acked && c->n_retire_pending < DPQ_CONN_PEER_CIDS)
+				c->retire_pending[c->n_retire_pending++] =
+					r->retire_cid.seq;
+			break;
+		case DPQ_SENT_REC_MAX_STREAM_DATA:
+		case DPQ_SENT_REC_STREAM_DATA_BLOCKED:
+		case DPQ_SENT_REC_RESET_STREAM:
+		case DPQ_SENT_REC_STOP_SENDING:
+			qs = dpq_conn_stream_find(c, r->raw[0]);
+			if (qs == NULL)
+				break;
+			if (r->kind == DPQ_SENT_REC_MAX_STREAM_DATA && !acked)
+				dpq_stream_on_max_data_lost(&qs->s,
+						r->max_stream_data.value);
+			else if (r->kind == DPQ_SENT_REC_STREAM_DATA_BLOCKED &&
+				 !acked)
+				dpq_stream_on_blocked_lost(&qs->s,
+						r->stream_blocked.limit);
+			else if (r->kind == DPQ_SENT_REC_RESET_STREAM)
+				acked ? dpq_stream_on_reset_acked(&qs->s) :
+					dpq_stream_on_reset_lost(&qs->s);
+			else if (r->kind == DPQ_SENT_REC_STOP_SENDING && !acked)
+				dpq_stream_on_stop_lost(&qs->s);
+			if (!acked)
+				dpq_conn_stream_schedule(c, qs);
+			dpq_conn_stream_events(c, qs);
+			break;
+		default:
+			/* PING, PATH_RESPONSE (§13.3: not retransmitted). */
+			break;
+		}
+	}
+	/* RFC 9001 §4.1.2: a client may take an acknowledged 1-RTT packet
+	 * as handshake confirmation. */
+	if (acked && sp == DPQ_PN_SPACE_APP && c->hs_complete &&
+	    c->role == DPQ_ROLE_CLIENT)
+		dpq_conn_confirm_handshake(c, c->now);
+}
+
+void
+dpq_conn_on_acked(void *ctx, enum dpq_pn_space space,
+		const struct dpq_sent_pkt *pkt)
+{
+	on_frames(ctx, space, pkt, true);
+}
+
+void
+dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
+		const struct dpq_sent_pkt *pkt)
+{
+	on_frames(ctx, space, pkt, false);
+}

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Streams of a connection: the table from stream ID to stream (a chained
+ * hash, grown by doubling), opening peer streams within the limits we
+ * announced (RFC 9000 §4.6, implicitly opening lower IDs §3.2), the
+ * round-robin send queue, application events, and the application API.
+ * Shard only.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dataplane/engine/errors.h"
+#include "dataplane/engine/streamid.h"
+#include "dataplane/quic/conn_int.h"
+
+#define STAB_INITIAL	16
+
+static uint32_t
+stab_slot(const struct dpq_conn *c, uint64_t id)
+{
+	/* IDs of one type step by 4; mix so they spread. */
+	uint64_t h = (id >> 2) * 0x9e3779b97f4a7c15ull + (id & 3);
+
+	return (uint32_t)(h >> 32) & (c->stab_size - 1);
+}
+
+int
+dpq_conn_streams_init(struct dpq_conn *c)
+{
+	c->stab_size = STAB_INITIAL;
+	c->stab = dpq_mem_alloc(&c->mem, c->stab_size * sizeof(*c->stab));
+	if (c->stab == NULL)
+		return -ENOMEM;
+	memset(c->stab, 0, c->stab_size * sizeof(*c->stab));
+	return 0;
+}
+
+static int
+stab_grow(struct dpq_conn *c)
+{
+	uint32_t old_size = c->stab_size, i;
+	struct dpq_qstream **old = c->stab, **nt;
+
+	nt = dpq_mem_alloc(&c->mem, 2 * old_size * sizeof(*nt));
+	if (nt == NULL)
+		return -ENOMEM;
+	memset(nt, 0, 2 * old_size * sizeof(*nt));
+	c->stab = nt;
+	c->stab_size = 2 * old_size;
+	for (i = 0; i < old_size; i++) {
+		struct dpq_qstream *qs = old[i], *next;
+
+		for (; qs != NULL; qs = next) {
+			uint32_t slot = stab_slot(c, qs->s.id);
+
+			next = qs->hnext;
+			qs->hnext = nt[slot];
+			nt[slot] = qs;
+		}
+	}
+	dpq_mem_free(&c->mem, old);
+	return 0;
+}
+
+struct dpq_qstream *
+dpq_conn_stream_find(struct dpq_conn *c, uint64_t id)
+{
+	struct dpq_qstream *qs;
+
+	for (qs = c->stab[stab_slot(c, id)]; qs != NULL; qs = qs->hnext)
+		if (qs->s.id == id)
+			return qs;
+	return NULL;
+}
+
+static struct dpq_qstream *
+stream_create(struct dpq_conn *c, uint64_t id)
+{
+	bool server = c->role == DPQ_ROLE_SERVER;
+	bool local = dpq_streamid_is_local(id, server);
+	bool uni = dpq_streamid_is_uni(id);
+	struct dpq_stream_params p = { 0 };
+	struct dpq_qstream *qs;
+	uint32_t slot;
+
+	if (c->nstreams + 1 > c->stab_size && stab_grow(c) != 0)
+		return NULL;
+	qs = dpq_mem_alloc(&c->mem, sizeof(*qs));
+	if (qs == NULL)
+		return NULL;
+	memset(qs, 0, sizeof(*qs));
+	/* §18.2: our limits for what the peer sends, theirs for ours.
+	 * bidi_local applies to streams opened by the endpoint that sent
+	 * the parameter. */
+	p.recv_window = c->conf.max_stream_data;
+	p.recv_window_max = c->conf.max_stream_data_max;
+	if (uni)
+		p.send_max = local ? c->peer_tp.initial_max_stream_data_uni : 0;
+	else
+		p.send_max = local ?
+			c->peer_tp.initial_max_stream_data_bidi_remote :
+			c->peer_tp.initial_max_stream_data_bidi_local;
+	p.send_buffer = c->conf.send_buffer;
+	dpq_stream_init(&qs->s, &c->mem, id, server, &p, c->now);
+	slot = stab_slot(c, id);
+	qs->hnext = c->stab[slot];
+	c->stab[slot] = qs;
+	c->nstreams++;
+	return qs;
+}
+
+static void
+stream_destroy(struct dpq_conn *c, struct dpq_qstream *qs)
+{
+	struct dpq_qstream **pp = &c->stab[stab_slot(c, qs->s.id)];
+
+	dpq_conn_stream_unschedule(c, qs);
+	while (*pp != NULL && *pp != qs)
+		pp = &(*pp)->hnext;
+	if (*pp == qs)
+		*pp = qs->hnext;
+	c->nstreams--;
+	if (!dpq_streamid_is_local(qs->s.id, c->role == DPQ_ROLE_SERVER))
+		dpq_streams_rx_on_closed(
+			&c->streams_rx[dpq_streamid_is_uni(qs->s.id)]);
+	dpq_stream_free(&qs->s);
+	dpq_mem_free(&c->mem, qs);
+}
+
+void
+dpq_conn_streams_free(struct dpq_conn *c)
+{
+	uint32_t i;
+
+	if (c->stab == NULL)
+		return;
+	for (i = 0; i < c->stab_size; i++) {
+		struct dpq_qstream *qs = c->stab[i], *next;
+
+		for (; qs != NULL; qs = next) {
+			next = qs->hnext;
+			dpq_stream_free(&qs->s);
+			dpq_mem_free(&c->mem, qs);
+		}
+	}
+	dpq_mem_free(&c->mem, c->stab);
+	c->stab = NULL;
+	c->sendq = NULL;
+}
+
+struct dpq_qstream *
+dpq_conn_stream_get_peer(struct dpq_conn *c, uint64_t id,
+		uint64_t frame_type, int *err)
+{
+	bool server = c->role == DPQ_ROLE_SERVER;
+	bool uni = dpq_streamid_is_uni(id);
+	struct dpq_qstream *qs;
+	uint64_t first, idx;
+	int64_t n;
+
+	*err = dpq_stream_frame_check(id, server, frame_type,
+			c->streams_tx[uni].opened);
+	if (*err != 0)
+		return NULL;
+	qs = dpq_conn_stream_find(c, id);
+	if (qs != NULL || dpq_streamid_is_local(id, server))
+		return qs;	/* NULL: a closed local stream */
+	/* A peer stream: opening it opens all lower ones (§3.2). */
+	n = dpq_streams_rx_open(&c->streams_rx[uni],
+			dpq_streamid_index(id), &first);
+	if (n < 0) {
+		*err = (int)n;
+		return NULL;
+	}
+	if (n == 0)
+		return NULL;	/* opened before and closed since */
+	for (idx = first; idx <= dpq_streamid_index(id); idx++) {
+		uint64_t sid = dpq_streamid_make(dpq_streamid_type(id), idx);
+
+		qs = stream_create(c, sid);
+		if (qs == NULL) {
+			*err = -DPQ_TE_INTERNAL_ERROR;
+			return NULL;
+		}
+		if (c->app != NULL && c->app->on_stream_open != NULL)
+			c->app->on_stream_open(c, sid);
+	}
+	return qs;
+}
+
+void
+dpq_conn_stream_schedule(struct dpq_conn *c, struct dpq_qstream *qs)
+{
+	if (qs->in_sendq)
+		return;
+	qs->in_sendq = true;
+	if (c->sendq == NULL) {
+		qs->qnext = qs->qprev = qs;
+		c->sendq = qs;
+		return;
+	}
+	/* Join at the tail: just before the head of the round robin. */
+	qs->qnext = c->sendq;
+	qs->qprev = c->sendq->qprev;
+	qs->qprev->qnext = qs;
+	c->sendq->qprev = qs;
+}
+
+void
+dpq_conn_stream_unschedule(struct dpq_conn *c, struct dpq_qstream *qs)
+{
+	if (!qs->in_sendq)
+		return;
+	qs->in_sendq = false;
+	if (qs->qnext == qs) {
+		c->sendq = NULL;
+	} else {
+		qs->qprev->qnext = qs->qnext;
+		qs->qnext->qprev = qs->qprev;
+		if (c->sendq == qs)
+			c->sendq = qs->qnext;
+	}
+	qs->qnext = qs->qprev = NULL;
+}
+
+void
+dpq_conn_streams_reschedule(struct dpq_conn *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->stab_size; i++) {
+		struct dpq_qstream *qs;
+
+		for (qs = c->stab[i]; qs != NULL; qs = qs->hnext)
+			if (dpq_sendbuf_pending(&qs->s.sb))
+				dpq_conn_stream_schedule(c, qs);
+	}
+}
+
+/* Hand the stream's pending events to the application; free it once both
+ * directions are done. qs may be freed on return. */
+void
+dpq_conn_stream_events(struct dpq_conn *c, struct dpq_qstream *qs)
+{
+	const struct dpq_app_ops *app = c->app;
+	uint64_t id = qs->s.id;
+	uint32_t ev = dpq_stream_take_events(&qs->s);
+
+	if (ev == 0)
+		return;
+	if ((ev & DPQ_STREAM_EV_STOPPED))
+		dpq_conn_stream_schedule(c, qs);	/* RESET_STREAM */
+	if (app != NULL) {
+		if ((ev & DPQ_STREAM_EV_RESET) && app->on_stream_reset)
+			app->on_stream_reset(c, id, qs->s.reset_code, false);
+		if ((ev & DPQ_STREAM_EV_STOPPED) && app->on_stream_reset)
+			app->on_stream_reset(c, id, qs->s.stop_code, true);
+		if ((ev & DPQ_STREAM_EV_READABLE) && app->on_stream_data)
+			app->on_stream_data(c, id);
+		if ((ev & DPQ_STREAM_EV_WRITABLE) && app->on_stream_writable)
+			app->on_stream_writable(c, id);
+	}
+	/* The callbacks may have read, written or reset: look again. */
+	qs = dpq_conn_stream_find(c, id);
+	if (qs == NULL)
+		return;
+	ev = dpq_stream_take_events(&qs->s) | (ev & DPQ_STREAM_EV_CLOSED);
+	if ((ev & DPQ_STREAM_EV_CLOSED) || dpq_stream_is_closed(&qs->s)) {
+		if (app != NULL && app->on_stream_closed)
+			app->on_stream_closed(c, id);
+		stream_destroy(c, qs);
+	} else if (ev != 0) {
+		/* New events raised by the callbacks themselves. */
+		qs->s.events |= ev;
+	}
+}
+
+/* After an application call: a stream whose both directions finished
+ * is closed and freed now. */
+static void
+maybe_close(struct dpq_conn *c, struct dpq_qstream *qs)
+{
+	if (!dpq_stream_is_closed(&qs->s))
+		return;
+	if (c->app != NULL && c->app->on_stream_closed)
+		c->app->on_stream_closed(c, qs->s.id);
+	stream_destroy(c, qs);
+}
+
+/* ---- application API ------------------------------------------------------ */
+
+int
+dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id)
+{
+	uint64_t index;
+	int rc;
+
+	if (c->state != DPQ_CONN_ESTABLISHED)
+		return c->state == DPQ_CONN_HANDSHAKING ? -EAGAIN : -EPIPE;
+	rc = dpq_streams_tx_open(&c->streams_tx[uni], &index);
+	if (rc != 0)
+		return rc;	/* -EAGAIN: STREAMS_BLOCKED is queued */
+	*id = dpq_streamid_make(dpq_streamid_type_of(
+			c->role == DPQ_ROLE_SERVER, uni), index);
+	if (stream_create(c, *id) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+ssize_t
+dpq_conn_stream_write(struct dpq_conn *c, uint64_t id, const void *data,
+		size_t len, bool fin)
+{
+	struct dpq_qstream *qs;
+	ssize_t n;
+
+	if (dpq_conn_is_closing(c))
+		return -EPIPE;
+	qs = dpq_conn_stream_find(c, id);
+	if (qs == NULL)
+		return -ENOENT;
+	n = dpq_stream_write(&qs->s, data, len, fin);
+	if (n > 0 || fin)
+		dpq_conn_stream_schedule(c, qs);
+	return n;
+}
+
+ssize_t
+dpq_conn_stream_read(struct dpq_conn *c, uint64_t id, void *buf, size_t len,
+		bool *fin)
+{
+	struct dpq_qstream *qs;
+	size_t done = 0;
+
+	*fin = false;
+	qs = dpq_conn_stream_find(c, id);
+	if (qs == NULL)
+		return -ENOENT;
+	while (done < len) {
+		const uint8_t *p;
+		bool f = false;
+		size_t n = dpq_stream_peek(&qs->s, &p, &f);
+
+		if (n > len - done)
+			n = len - done;
+		if (n > 0) {
+			memcpy((uint8_t *)buf + done, p, n);
+			done += n;
+		}
+		if (n == 0) {
+			*fin = f;
+			if (f)	/* reading the FIN completes the stream */
+				dpq_stream_consume(&qs->s, &c->rx_fc, 0,
+						c->now, c->loss.rtt.smoothed);
+			break;
+		}
+		dpq_stream_consume(&qs->s, &c->rx_fc, n, c->now,
+				c->loss.rtt.smoothed);
+	}
+	/* Credit may now be due (MAX_STREAM_DATA). */
+	dpq_conn_stream_schedule(c, qs);
+	maybe_close(c, qs);
+	return (ssize_t)done;
+}
+
+int
+dpq_conn_stream_reset(struct dpq_conn *c, uint64_t id, uint64_t app_error)
+{
+	struct dpq_qstream *qs = dpq_conn_stream_find(c, id);
+	int rc;
+
+	if (qs == NULL)
+		return -ENOENT;
+	rc = dpq_stream_reset(&qs->s, app_error);
+	if (rc == 0)
+		dpq_conn_stream_schedule(c, qs);
+	maybe_close(c, qs);
+	return rc;
+}
+
+int
+dpq_conn_stream_stop(struct dpq_conn *c, uint64_t id, uint64_t app_error)
+{
+	struct dpq_qstream *qs = dpq_conn_stream_find(c, id);
+	int rc;
+
+	if (qs == NULL)
+		return -ENOENT;
+	rc = dpq_stream_stop_sending(&qs->s, &c->rx_fc, app_error, c->now,
+			c->loss.rtt.smoothed);
+	if (rc == 0)
+		dpq_conn_stream_schedule(c, qs);
+	return rc;
+}
