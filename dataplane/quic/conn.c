@@ -579,11 +579,10 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 void
 dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 {
-	static const struct dpq_loss_cb_ops_unused *unused;
 	struct dpq_loss_cb cb = { dpq_conn_on_acked, dpq_conn_on_lost, c };
 	struct dpq_loss_timeout to;
 
-	(void)unused;
+	c->now = now;
 	if (c->state == DPQ_CONN_CLOSED)
 		return;
 	if (dpq_conn_is_closing(c)) {
@@ -609,6 +608,37 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 	}
 	/* ACK deadlines need no action here: the builder sends what is
 	 * due once now passes them. */
+}
+
+void
+dpq_conn_tx_done(struct dpq_conn *c, uint64_t now)
+{
+	if (c->discard_initial_pending) {
+		c->discard_initial_pending = false;
+		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
+	}
+}
+
+void
+dpq_conn_poll(struct dpq_conn *c, uint64_t now)
+{
+	c->now = now;
+	dpq_conn_tx_done(c, now);
+	dpq_conn_replay_buffered(c, now);
+	if (now >= dpq_conn_next_timeout(c))
+		dpq_conn_on_timeout(c, now);
+}
+
+void *
+dpq_conn_owner(const struct dpq_conn *c)
+{
+	return c->owner;
+}
+
+void
+dpq_conn_set_owner(struct dpq_conn *c, void *owner)
+{
+	c->owner = owner;
 }
 
 /* ---- getters ---------------------------------------------------------------- */

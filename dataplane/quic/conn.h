@@ -196,8 +196,20 @@ int dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,
  * 0 when there is nothing to send now, or a negative errno. */
 ssize_t dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		struct dpq_seal_op *ops, unsigned int *nops, uint64_t now);
-/* Build and seal one datagram. */
+/* After the caller sealed what dpq_conn_build() produced: work that
+ * frees keys waits until then (the client's Initial keys, RFC 9001
+ * §4.9.1). */
+void dpq_conn_tx_done(struct dpq_conn *c, uint64_t now);
+/* Build and seal one datagram (build + seal + tx_done). */
 ssize_t dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		uint64_t now);
+/* Deferred work, between bursts: packets that waited for keys that have
+ * arrived since, and timers that are due. A shard calls it once per
+ * connection per loop, before building. */
+void dpq_conn_poll(struct dpq_conn *c, uint64_t now);
+/* A 1-RTT packet of this connection failed to open in a batch: check
+ * whether it is a stateless reset (RFC 9000 §10.3.1). */
+void dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 		uint64_t now);
 
 /* Earliest time dpq_conn_on_timeout() must run (UINT64_MAX: none). */
@@ -213,6 +225,9 @@ const char *dpq_conn_alpn(const struct dpq_conn *c);
 void *dpq_conn_app_ctx(const struct dpq_conn *c);
 void dpq_conn_set_app_ctx(struct dpq_conn *c, void *ctx);
 /* The handshake service's per-connection state (set by the service). */
+/* The owner's (shard's) per-connection pointer. */
+void *dpq_conn_owner(const struct dpq_conn *c);
+void dpq_conn_set_owner(struct dpq_conn *c, void *owner);
 void *dpq_conn_hs_ctx(const struct dpq_conn *c);
 void dpq_conn_set_hs_ctx(struct dpq_conn *c, void *ctx);
 const struct dpq_cid *dpq_conn_scid(const struct dpq_conn *c);

@@ -160,6 +160,7 @@ struct dpq_conn {
 	struct dpq_rx_buffered rx_buffered[DPQ_CONN_RX_BUFFERED];
 	unsigned int n_rx_buffered;
 	uint64_t now;			/* latest now seen, for app calls */
+	void *owner;			/* the shard's slot */
 
 	struct dpq_conn_stats stats;
 };

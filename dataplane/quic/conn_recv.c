@@ -572,6 +572,17 @@ is_stateless_reset(const struct dpq_conn *c, const uint8_t *d, size_t len)
 	return false;
 }
 
+void
+dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
+		uint64_t now)
+{
+	if (dpq_conn_is_closing(c) || !is_stateless_reset(c, pkt, len))
+		return;
+	c->close.remote = true;
+	snprintf(c->close.reason, sizeof(c->close.reason), "stateless reset");
+	dpq_conn_enter_draining(c, now);
+}
+
 /* Unprotect and process one packet; returns 1 accepted, 0 dropped. */
 static int
 recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
@@ -606,13 +617,9 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 	if (op.status == 0)
 		dpq_crypto_open_burst(c->crypto, &op, 1);
 	if (op.status != 0) {
-		if (h->type == DPQ_PKT_1RTT &&
-		    is_stateless_reset(c, pkt, left)) {
-			c->close.remote = true;
-			snprintf(c->close.reason, sizeof(c->close.reason),
-					"stateless reset");
-			dpq_conn_enter_draining(c, now);
-			*stop = true;
+		if (h->type == DPQ_PKT_1RTT) {
+			dpq_conn_rx_failed(c, pkt, left, now);
+			*stop = c->state >= DPQ_CONN_DRAINING;
 		}
 		return 0;
 	}

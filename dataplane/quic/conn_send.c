@@ -609,11 +609,8 @@ dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 
 	*nops = 0;
 	c->now = now;
-	if (c->discard_initial_pending) {
-		c->discard_initial_pending = false;
-		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
-	}
-	dpq_conn_replay_buffered(c, now);
+	/* Nothing here may free keys: the seal ops of earlier datagrams of
+	 * this burst still point at them (deferred work: dpq_conn_poll). */
 	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
 		return 0;
 	if (limit > c->max_udp_payload)
@@ -697,10 +694,7 @@ dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap, uint64_t now)
 		return n;
 	if (dpq_crypto_seal_burst(c->crypto, ops, (uint16_t)nops) != nops)
 		return -EIO;
-	if (c->discard_initial_pending) {
-		c->discard_initial_pending = false;
-		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
-	}
+	dpq_conn_tx_done(c, now);
 	return n;
 }
 
