@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpq_mgmt is the management thread's handshake service (DESIGN §2): it
+ * runs the TLS 1.3 handshakes (control/tls) of every shard's connections,
+ * so that public-key work never runs on a dataplane core.
+ *
+ * It owns one channel per shard (msg.h: two SP/SC rte_rings and two
+ * rte_mempools, created here on the shard's NUMA socket). Each poll drains
+ * the shards' request rings (HS_NEW, HS_CRYPTO, HS_RELEASE) with bounded
+ * work, feeds dpq_tls, and turns its callbacks into replies (HS_SEND,
+ * HS_SECRET, HS_PEER_TP, HS_COMPLETE, HS_FAILED).
+ *
+ * Bounds, and what happens at them (all counted per shard):
+ *  - the handshake table (max_handshakes): a new handshake beyond it is
+ *    refused with HS_FAILED(CONNECTION_REFUSED);
+ *  - a full reply ring or an empty reply pool: the reply waits in the
+ *    shard's backlog (FIFO, bounded) and is retried on the next poll;
+ *    while a shard's backlog is not empty, its requests are left on its
+ *    ring (backpressure), so one request's replies are what can overflow;
+ *  - backlog overflow: that handshake fails (its queued replies are
+ *    purged) and HS_FAILED(INTERNAL_ERROR) is sent; an HS_FAILED that
+ *    cannot be sent waits in a second bounded list, and only if that
+ *    overflows too is it lost (counted: the connection then ends by its
+ *    own idle timeout).
+ *
+ * The peer's transport parameters must be accepted or refused inside
+ * GnuTLS's callback, so the service decodes them itself (dpq_tparams is
+ * pure) and checks the connection IDs it knows from HS_NEW (RFC 9000
+ * §7.3); the shard applies the same blob with dpq_conn_hs_peer_tparams()
+ * and closes the connection if its fuller check disagrees.
+ *
+ * A server handshake's TLS state is freed as soon as it completes (a QUIC
+ * client sends no post-handshake TLS messages); a client's is kept until
+ * HS_RELEASE so that NewSessionTicket messages can still be processed.
+ *
+ * Thread: dpq_mgmt_poll() runs on one thread only (mgmt only): the
+ * runner's pthread, or the caller's when no runner is started. Stats may
+ * be read from any thread.
+ *
+ * Return codes: 0 or a negative errno (-EINVAL bad argument, -ENOMEM,
+ * -EEXIST runner already started, -ESRCH no runner).
+ */
+#ifndef DPQ_CONTROL_MGMT_H
+#define DPQ_CONTROL_MGMT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/mgmt/msg.h"
+#include "control/tls/tls.h"
+
+#define DPQ_MGMT_MAX_SHARDS		128
+#define DPQ_MGMT_DEFAULT_RING		1024
+#define DPQ_MGMT_DEFAULT_HANDSHAKES	4096
+#define DPQ_MGMT_DEFAULT_BACKLOG	64
+#define DPQ_MGMT_DEFAULT_FAIL_BACKLOG	1024
+#define DPQ_MGMT_DEFAULT_IDLE_SLEEP_US	200
+/* Requests handled per dpq_mgmt_poll() by the thread runner. */
+#define DPQ_MGMT_RUNNER_BUDGET		256
+
+struct dpq_mgmt_conf {
+	/* TLS contexts (not owned; must outlive the service). NULL:
+	 * handshakes of that role are refused (INTERNAL_ERROR). */
+	struct dpq_tls_ctx *server_ctx;
+	struct dpq_tls_ctx *client_ctx;
+	unsigned int n_shards;		/* 1..DPQ_MGMT_MAX_SHARDS */
+	/* Ring capacity per direction per shard, exact (any value >= 1);
+	 * 0: DPQ_MGMT_DEFAULT_RING. */
+	unsigned int ring_size;
+	/* Message objects per direction per shard; 0: 2 * ring_size. */
+	unsigned int pool_size;
+	/* Concurrent handshakes, all shards; 0: DPQ_MGMT_DEFAULT_HANDSHAKES. */
+	unsigned int max_handshakes;
+	/* Reply copies waiting per shard; 0: DPQ_MGMT_DEFAULT_BACKLOG. */
+	unsigned int backlog;
+	/* HS_FAILED waiting per shard; 0: DPQ_MGMT_DEFAULT_FAIL_BACKLOG. */
+	unsigned int fail_backlog;
+	/* NUMA socket of each shard (n_shards entries); NULL: any. */
+	const int *socket_ids;
+	/* Runner: longest idle sleep; 0: DPQ_MGMT_DEFAULT_IDLE_SLEEP_US. */
+	unsigned int idle_sleep_us;
+};
+
+/* Per-shard counters. */
+struct dpq_mgmt_stats {
+	uint64_t requests;		/* request messages handled */
+	uint64_t bad;			/* malformed requests dropped */
+	uint64_t stale;			/* requests for unknown handles */
+	uint64_t replies;		/* reply messages put on the ring */
+	uint64_t ring_full;		/* reply enqueues refused */
+	uint64_t pool_empty;		/* reply allocations refused */
+	uint64_t backlogged;		/* replies that waited */
+	uint64_t backlog;		/* replies waiting now */
+	uint64_t backlog_max;
+	uint64_t backlog_overflow;	/* handshakes failed for it */
+	uint64_t fail_lost;		/* HS_FAILED lost (fail list full) */
+	uint64_t refused;		/* HS_NEW refused: table full */
+	uint64_t hs_started;
+	uint64_t hs_ok;
+	uint64_t hs_failed;
+	uint64_t active;		/* handshakes in the table now */
+};
+
+struct dpq_mgmt;
+
+/* Create the service and its channels (EAL must be initialised). Returns
+ * NULL with errno set (EINVAL, ENOMEM, or rte_errno's value). */
+struct dpq_mgmt *dpq_mgmt_create(const struct dpq_mgmt_conf *conf);
+/* Stop the runner if any, free every handshake, the rings and pools (their
+ * messages are wiped). The shards must no longer use the channels. */
+void dpq_mgmt_destroy(struct dpq_mgmt *m);
+
+/* Shard shard's channel, for its dpq_hs_ring (NULL if out of range). */
+struct dpq_hs_chan *dpq_mgmt_chan(struct dpq_mgmt *m, unsigned int shard);
+
+/* Flush reply backlogs, then handle up to budget requests across the
+ * shards (round robin). Returns the work done (requests handled plus
+ * replies moved from backlogs); 0 means idle. mgmt only. */
+int dpq_mgmt_poll(struct dpq_mgmt *m, unsigned int budget);
+
+/* Run dpq_mgmt_poll() on a pthread of its own (not an EAL lcore), sleeping
+ * with exponential backoff up to idle_sleep_us while idle. */
+int dpq_mgmt_start_thread(struct dpq_mgmt *m);
+/* Ask the runner to stop and join it (bounded: it sleeps at most
+ * idle_sleep_us between checks). */
+int dpq_mgmt_stop_thread(struct dpq_mgmt *m);
+
+/* Counters of one shard (any thread; values are individually atomic). */
+int dpq_mgmt_get_stats(const struct dpq_mgmt *m, unsigned int shard,
+		struct dpq_mgmt_stats *st);
+
+#endif /* DPQ_CONTROL_MGMT_H */

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shard loop (see shard.h). Connections live in a slot array; an
+ * rte_hash maps each of their connection IDs (ours, and during the
+ * handshake the client's original DCID) to the slot. Live slots are kept
+ * in a compact list that the timer and send phases walk. Shard only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/crypto/crypto.h"
+#include "dataplane/engine/packet.h"
+#include "dataplane/server/listener.h"
+#include "control/mgmt/msg.h"
+#include "dataplane/shard/shard.h"
+
+#define CIDS_PER_CONN	2	/* our SCID, the client's first DCID */
+
+/* Hash key: a CID zero-padded to 20 bytes plus its length. */
+struct cid_key {
+	uint8_t len;
+	uint8_t bytes[DPQ_MAX_CID_LEN];
+};
+
+struct conn_slot {
+	struct dpq_conn *c;
+	uint16_t gen;
+	uint32_t live_pos;		/* index in s->live */
+	struct dpq_addr peer;
+	struct cid_key keys[CIDS_PER_CONN];
+	unsigned int nkeys;
+	void *app_ctx;
+	bool hs_counted;
+};
+
+struct dpq_shard {
+	struct dpq_shard_conf conf;
+	struct dpq_crypto *crypto;
+	struct rte_hash *cids;
+	struct conn_slot *slots;
+	uint32_t *free_list;
+	uint32_t nfree;
+	uint32_t *live;
+	uint32_t nlive;
+	struct dpq_shard_stats stats;
+	uint64_t rng;
+	/* the burst being transmitted */
+	struct rte_mbuf *tx[DPQ_SHARD_BURST];
+	struct dpq_seal_op ops[DPQ_SHARD_BURST * DPQ_CONN_MAX_SEAL_OPS];
+	unsigned int ntx, nops;
+};
+
+uint64_t
+dpq_shard_now_us(void)
+{
+	static uint64_t hz;
+
+	if (hz == 0)
+		hz = rte_get_tsc_hz();
+	return (uint64_t)((double)rte_get_tsc_cycles() * 1e6 / (double)hz);
+}
+
+static void
+rand_fill(struct dpq_shard *s, uint8_t *p, size_t n)
+{
+	while (n--) {
+		s->rng ^= s->rng << 13;
+		s->rng ^= s->rng >> 7;
+		s->rng ^= s->rng << 17;
+		*p++ = (uint8_t)(s->rng >> 24);
+	}
+}
+
+int
+dpq_shard_create(const struct dpq_shard_conf *conf, struct dpq_shard **out)
+{
+	struct rte_hash_parameters hp = { 0 };
+	char name[RTE_HASH_NAMESIZE];
+	struct dpq_shard *s;
+	uint32_t i, max;
+
+	if (conf == NULL || out == NULL || conf->drv == NULL ||
+	    conf->hs.ops == NULL || conf->hs.attach == NULL)
+		return -EINVAL;
+	s = rte_zmalloc_socket("dpq_shard", sizeof(*s), RTE_CACHE_LINE_SIZE,
+			conf->socket_id);
+	if (s == NULL)
+		return -ENOMEM;
+	s->conf = *conf;
+	max = conf->max_conns ? conf->max_conns : 4096;
+	s->conf.max_conns = max;
+	if (s->conf.conn.scid_len == 0)
+		s->conf.conn.scid_len = 8;
+	s->rng = rte_rdtsc() ^ ((uint64_t)conf->shard_id << 32) ^
+		(uint64_t)(uintptr_t)s;
+	s->crypto = dpq_crypto_create();
+	s->slots = calloc(max, sizeof(*s->slots));
+	s->free_list = calloc(max, sizeof(*s->free_list));
+	s->live = calloc(max, sizeof(*s->live));
+	snprintf(name, sizeof(name), "dpq_cids_%u_%p", conf->shard_id,
+			(void *)s);
+	hp.name = name;
+	hp.entries = max * CIDS_PER_CONN + 64;
+	hp.key_len = sizeof(struct cid_key);
+	hp.hash_func = rte_jhash;
+	hp.socket_id = conf->socket_id;
+	s->cids = rte_hash_create(&hp);
+	if (s->crypto == NULL || s->slots == NULL || s->free_list == NULL ||
+	    s->live == NULL || s->cids == NULL) {
+		dpq_shard_destroy(s);
+		return -ENOMEM;
+	}
+	for (i = 0; i < max; i++) {
+		s->free_list[i] = max - 1 - i;
+		s->slots[i].gen = 1;
+	}
+	s->nfree = max;
+	*out = s;
+	return 0;
+}
+
+/* Count why a connection ended. */
+static void
+count_close(struct dpq_shard *s, const struct dpq_conn *c)
+{
+	const struct dpq_conn_close_info *ci = dpq_conn_close_info(c);
+
+	if (ci->idle)
+		s->stats.closed_idle++;
+	else if (ci->remote)
+		s->stats.closed_by_peer++;
+	else if (ci->app)
+		s->stats.closed_app++;
+	else if (dpq_conn_state(c) >= DPQ_CONN_CLOSING) {
+		s->stats.closed_error++;
+		if (ci->error_code < 17)
+			s->stats.closed_error_code[ci->error_code]++;
+		else if (ci->error_code >= 0x100 && ci->error_code <= 0x1ff)
+			s->stats.closed_crypto_error++;
+	}
+}
+
+static void
+slot_free(struct dpq_shard *s, uint32_t idx)
+{
+	struct conn_slot *sl = &s->slots[idx];
+	unsigned int k;
+
+	count_close(s, sl->c);
+
+	for (k = 0; k < sl->nkeys; k++)
+		rte_hash_del_key(s->cids, &sl->keys[k]);
+	if (sl->app_ctx != NULL && s->conf.app.conn_ctx_free != NULL)
+		s->conf.app.conn_ctx_free(s->conf.app.arg, sl->c, sl->app_ctx);
+	dpq_conn_destroy(sl->c);
+	sl->c = NULL;
+	sl->nkeys = 0;
+	sl->app_ctx = NULL;
+	/* Generations are 16 bits and never 0 (the "no handle" value). */
+	sl->gen = (uint16_t)(sl->gen + 1) ? (uint16_t)(sl->gen + 1) : 1;
+	/* remove from the live list: move the last one into its place */
+	s->live[sl->live_pos] = s->live[--s->nlive];
+	s->slots[s->live[sl->live_pos]].live_pos = sl->live_pos;
+	s->free_list[s->nfree++] = idx;
+	s->stats.conns_closed++;
+	s->stats.conns_active = s->nlive;
+}
+
+void
+dpq_shard_destroy(struct dpq_shard *s)
+{
+	if (s == NULL)
+		return;
+	while (s->nlive > 0)
+		slot_free(s, s->live[s->nlive - 1]);
+	if (s->ntx > 0)
+		rte_pktmbuf_free_bulk(s->tx, s->ntx);
+	rte_hash_free(s->cids);
+	free(s->slots);
+	free(s->free_list);
+	free(s->live);
+	dpq_crypto_destroy(s->crypto);
+	rte_free(s);
+}
+
+static void
+key_of(struct cid_key *k, const uint8_t *cid, size_t len)
+{
+	memset(k, 0, sizeof(*k));
+	k->len = (uint8_t)len;
+	memcpy(k->bytes, cid, len);
+}
+
+static int
+slot_add_cid(struct dpq_shard *s, uint32_t idx, const struct dpq_cid *cid)
+{
+	struct conn_slot *sl = &s->slots[idx];
+	int rc;
+
+	if (sl->nkeys >= CIDS_PER_CONN || cid->len == 0)
+		return -ENOSPC;
+	key_of(&sl->keys[sl->nkeys], cid->bytes, cid->len);
+	rc = rte_hash_add_key_data(s->cids, &sl->keys[sl->nkeys],
+			(void *)(uintptr_t)idx);
+	if (rc == 0)
+		sl->nkeys++;
+	return rc;
+}
+
+uint64_t
+dpq_shard_conn_handle(const struct dpq_shard *s, const struct dpq_conn *c)
+{
+	uint32_t idx = (uint32_t)(uintptr_t)dpq_conn_owner(c);
+
+	/* The layout of control/mgmt/msg.h: shard, generation, slot. */
+	return dpq_hs_handle(s->conf.shard_id, idx, s->slots[idx].gen);
+}
+
+struct dpq_conn *
+dpq_shard_conn_by_handle(struct dpq_shard *s, uint64_t handle)
+{
+	uint32_t idx = dpq_hs_handle_index(handle);
+
+	if (dpq_hs_handle_shard(handle) != s->conf.shard_id ||
+	    idx >= s->conf.max_conns ||
+	    s->slots[idx].gen != dpq_hs_handle_gen(handle))
+		return NULL;
+	return s->slots[idx].c;
+}
+
+/* Create a connection in a new slot; *init is completed here. */
+static struct dpq_conn *
+conn_new(struct dpq_shard *s, struct dpq_conn_init *in,
+		const struct dpq_addr *peer)
+{
+	struct conn_slot *sl;
+	struct dpq_conn *c;
+	uint32_t idx;
+
+	if (s->nfree == 0) {
+		s->stats.conns_refused++;
+		return NULL;
+	}
+	idx = s->free_list[--s->nfree];
+	sl = &s->slots[idx];
+	in->conf = &s->conf.conn;
+	in->crypto = s->crypto;
+	in->hs_ops = s->conf.hs.ops;
+	in->hs = s->conf.hs.hs;
+	in->app = s->conf.app.ops;
+	if (dpq_conn_create(in, &c) != 0) {
+		s->free_list[s->nfree++] = idx;
+		s->stats.conns_refused++;
+		return NULL;
+	}
+	sl->c = c;
+	sl->peer = *peer;
+	sl->nkeys = 0;
+	sl->hs_counted = false;
+	sl->live_pos = s->nlive;
+	s->live[s->nlive++] = idx;
+	dpq_conn_set_owner(c, (void *)(uintptr_t)idx);
+	if (s->conf.app.conn_ctx != NULL) {
+		sl->app_ctx = s->conf.app.conn_ctx(s->conf.app.arg, c);
+		dpq_conn_set_app_ctx(c, sl->app_ctx);
+	}
+	s->stats.conns_created++;
+	s->stats.conns_active = s->nlive;
+	if (slot_add_cid(s, idx, &in->scid) != 0 ||
+	    s->conf.hs.attach(s->conf.hs.arg, c,
+			dpq_shard_conn_handle(s, c)) != 0) {
+		slot_free(s, idx);
+		s->stats.conns_refused++;
+		return NULL;
+	}
+	return c;
+}
+
+int
+dpq_shard_connect(struct dpq_shard *s, const struct dpq_addr *peer,
+		struct dpq_conn **out)
+{
+	struct dpq_conn_init in = { 0 };
+
+	if (s->conf.conn.role != DPQ_ROLE_CLIENT)
+		return -EINVAL;
+	in.scid.len = s->conf.conn.scid_len;
+	rand_fill(s, in.scid.bytes, in.scid.len);
+	in.dcid.len = 8;
+	rand_fill(s, in.dcid.bytes, in.dcid.len);
+	in.now = dpq_shard_now_us();
+	*out = conn_new(s, &in, peer);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* ---- transmit ---------------------------------------------------------- */
+
+static void
+tx_flush(struct dpq_shard *s)
+{
+	uint16_t sent;
+	unsigned int i;
+
+	if (s->ntx == 0)
+		return;
+	/* One AEAD + header-protection burst for every datagram built. */
+	if (dpq_crypto_seal_burst(s->crypto, s->ops, (uint16_t)s->nops) !=
+	    s->nops) {
+		s->stats.tx_seal_fail++;
+	}
+	for (i = 0; i < s->ntx; i++) {
+		s->stats.tx_bytes += s->tx[i]->data_len;
+	}
+	sent = dpq_driver_tx_burst(s->conf.drv, s->conf.queue, s->tx,
+			(uint16_t)s->ntx);
+	s->stats.tx_pkts += sent;
+	if (sent < s->ntx) {
+		s->stats.tx_refused += s->ntx - sent;
+		dpq_driver_free_bulk(s->conf.drv, s->tx + sent, s->ntx - sent);
+	}
+	s->ntx = 0;
+	s->nops = 0;
+}
+
+/* Build what connection idx has to send, sealing bursts as they fill. */
+static unsigned int
+conn_transmit(struct dpq_shard *s, uint32_t idx, uint64_t now)
+{
+	struct conn_slot *sl = &s->slots[idx];
+	unsigned int n = 0;
+
+	for (;;) {
+		struct rte_mbuf *m;
+		unsigned int k = 0;
+		ssize_t len;
+
+		if (s->ntx == DPQ_SHARD_BURST)
+			tx_flush(s);
+		if (dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue, &m,
+				1) != 0) {
+			s->stats.tx_alloc_fail++;
+			break;
+		}
+		len = dpq_conn_build(sl->c, rte_pktmbuf_mtod(m, uint8_t *),
+				rte_pktmbuf_tailroom(m) < 1500 ?
+				rte_pktmbuf_tailroom(m) : 1500,
+				&s->ops[s->nops], &k, now);
+		if (len <= 0) {
+			dpq_driver_free_bulk(s->conf.drv, &m, 1);
+			break;
+		}
+		m->data_len = (uint16_t)len;
+		m->pkt_len = (uint32_t)len;
+		dpq_pkt_meta(m)->peer = sl->peer;
+		s->tx[s->ntx++] = m;
+		s->nops += k;
+		n++;
+	}
+	return n;
+}
+
+/* A reply from the listener (VN, Retry, reset, close) to peer. */
+static void
+tx_reply(struct dpq_shard *s, const uint8_t *p, size_t len,
+		const struct dpq_addr *peer)
+{
+	struct rte_mbuf *m;
+
+	if (dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue, &m, 1) != 0) {
+		s->stats.tx_alloc_fail++;
+		return;
+	}
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), p, len);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	dpq_pkt_meta(m)->peer = *peer;
+	if (dpq_driver_tx_burst(s->conf.drv, s->conf.queue, &m, 1) != 1)
+		dpq_driver_free_bulk(s->conf.drv, &m, 1);
+	else
+		s->stats.listener_replies++;
+}
+
+/* ---- receive ------------------------------------------------------------- */
+
+/* The DCID of a datagram's first packet, or false. */
+static bool
+peek_dcid(const struct dpq_shard *s, const uint8_t *d, size_t len,
+		const uint8_t **cid, size_t *cid_len)
+{
+	if (len < 1)
+		return false;
+	if (d[0] & 0x80) {
+		if (len < 6 || d[5] > DPQ_MAX_CID_LEN || len < 6u + d[5])
+			return false;
+		*cid = d + 6;
+		*cid_len = d[5];
+		return true;
+	}
+	if (len < 1u + s->conf.conn.scid_len)
+		return false;
+	*cid = d + 1;
+	*cid_len = s->conf.conn.scid_len;
+	return true;
+}
+
+static bool
+lookup(struct dpq_shard *s, const uint8_t *cid, size_t len, uint32_t *idx)
+{
+	struct cid_key k;
+	void *data;
+
+	if (len == 0 || len > DPQ_MAX_CID_LEN)
+		return false;
+	key_of(&k, cid, len);
+	if (rte_hash_lookup_data(s->cids, &k, &data) < 0)
+		return false;
+	*idx = (uint32_t)(uintptr_t)data;
+	return s->slots[*idx].c != NULL;
+}
+
+static void
+to_netaddr(const struct dpq_addr *a, struct dpq_netaddr *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->family = a->family;
+	n->port = a->port;
+	memcpy(n->ip, a->bytes, a->family == AF_INET ? 4 : 16);
+}
+
+/* A datagram for no known connection. */
+static void
+rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
+		size_t cid_len, uint64_t now)
+{
+	struct dpq_pkt_meta *meta = dpq_pkt_meta(m);
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	struct dpq_listener_result r;
+	struct dpq_conn_init in = { 0 };
+	struct dpq_netaddr peer;
+	struct dpq_conn *c;
+
+	/* Another shard's connection (its CID says so): hand it over. */
+	if (s->conf.handoff != NULL && s->conf.cid_shard != NULL &&
+	    s->conf.nb_shards > 1) {
+		uint8_t owner = s->conf.cid_shard(s->conf.cid_arg, cid,
+				cid_len);
+
+		if (owner != s->conf.shard_id && owner < s->conf.nb_shards) {
+			if (rte_ring_enqueue(s->conf.handoff[owner], m) == 0) {
+				s->stats.handoff_out++;
+				return;
+			}
+			s->stats.handoff_full++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	if (s->conf.listener == NULL) {
+		s->stats.no_conn++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	to_netaddr(&meta->peer, &peer);
+	switch (dpq_listener_on_datagram(s->conf.listener, d, m->data_len,
+			&peer, now, &r)) {
+	case DPQ_LISTEN_REPLY:
+		tx_reply(s, r.reply, r.reply_len, &meta->peer);
+		break;
+	case DPQ_LISTEN_ACCEPT:
+		in.scid = r.scid;
+		in.dcid = r.initial_dcid;
+		in.peer_scid = r.client_scid;
+		in.after_retry = r.retried;
+		in.odcid = r.odcid;
+		memcpy(in.reset_token, r.sreset_token, DPQ_RESET_TOKEN_LEN);
+		in.now = now;
+		c = conn_new(s, &in, &meta->peer);
+		if (c == NULL)
+			break;
+		/* Found by the client's first DCID until it switches. */
+		slot_add_cid(s, (uint32_t)(uintptr_t)dpq_conn_owner(c),
+				&r.initial_dcid);
+		dpq_conn_recv(c, d, m->data_len, now);
+		break;
+	default:
+		s->stats.no_conn++;
+		break;
+	}
+	rte_pktmbuf_free(m);
+}
+
+/* The 1-RTT packets of a burst, opened together. */
+struct rx_batch {
+	struct dpq_open_op ops[DPQ_SHARD_BURST];
+	struct dpq_pkt_hdr hdr[DPQ_SHARD_BURST];
+	uint32_t slot[DPQ_SHARD_BURST];
+	struct rte_mbuf *m[DPQ_SHARD_BURST];
+	unsigned int n;
+};
+
+static void
+rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
+{
+	unsigned int i;
+
+	if (b->n == 0)
+		return;
+	dpq_crypto_unprotect_hp_burst(s->crypto, b->ops, (uint16_t)b->n);
+	for (i = 0; i < b->n; i++)
+		dpq_conn_rx_select_key(s->slots[b->slot[i]].c, &b->hdr[i],
+				&b->ops[i]);
+	dpq_crypto_open_burst(s->crypto, b->ops, (uint16_t)b->n);
+	for (i = 0; i < b->n; i++) {
+		struct conn_slot *sl = &s->slots[b->slot[i]];
+		struct rte_mbuf *m = b->m[i];
+
+		if (b->ops[i].status != 0) {
+			dpq_conn_rx_failed(sl->c, b->ops[i].pkt, m->data_len,
+					now);
+		} else if (dpq_conn_rx_process(sl->c, &b->hdr[i], &b->ops[i],
+				m->data_len, now) == 0) {
+			/* The peer's address follows its packets (path
+			 * validation of a new address is a later issue). */
+			sl->peer = dpq_pkt_meta(m)->peer;
+		}
+		rte_pktmbuf_free(m);
+	}
+	s->stats.rx_batched += b->n;
+	b->n = 0;
+}
+
+static void
+rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
+		uint64_t now)
+{
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	const uint8_t *cid;
+	size_t cid_len;
+	uint32_t idx;
+
+	s->stats.rx_pkts++;
+	s->stats.rx_bytes += m->data_len;
+	if (!peek_dcid(s, d, m->data_len, &cid, &cid_len)) {
+		s->stats.no_conn++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!lookup(s, cid, cid_len, &idx)) {
+		rx_unknown(s, m, cid, cid_len, now);
+		return;
+	}
+	/* Short-header packets of established connections join the AEAD
+	 * batch; handshake traffic goes one datagram at a time. */
+	if (!(d[0] & 0x80) &&
+	    dpq_conn_state(s->slots[idx].c) == DPQ_CONN_ESTABLISHED &&
+	    dpq_conn_rx_prepare(s->slots[idx].c, d, m->data_len,
+			&b->hdr[b->n], &b->ops[b->n]) == 0 &&
+	    b->hdr[b->n].type == DPQ_PKT_1RTT) {
+		b->slot[b->n] = idx;
+		b->m[b->n] = m;
+		if (++b->n == DPQ_SHARD_BURST)
+			rx_batch_run(s, b, now);
+		return;
+	}
+	if (dpq_conn_recv(s->slots[idx].c, d, m->data_len, now) > 0)
+		s->slots[idx].peer = dpq_pkt_meta(m)->peer;
+	rte_pktmbuf_free(m);
+}
+
+unsigned int
+dpq_shard_poll(struct dpq_shard *s, uint64_t now)
+{
+	struct rte_mbuf *pkts[DPQ_SHARD_BURST];
+	struct rx_batch batch;
+	unsigned int work = 0, i, n;
+
+	batch.n = 0;
+	n = dpq_driver_rx_burst(s->conf.drv, s->conf.queue, pkts,
+			DPQ_SHARD_BURST);
+	for (i = 0; i < n; i++)
+		rx_one(s, &batch, pkts[i], now);
+	work += n;
+	if (s->conf.handoff != NULL) {
+		n = rte_ring_dequeue_burst(s->conf.handoff[s->conf.shard_id],
+				(void **)pkts, DPQ_SHARD_BURST, NULL);
+		s->stats.handoff_in += n;
+		for (i = 0; i < n; i++)
+			rx_one(s, &batch, pkts[i], now);
+		work += n;
+	}
+	rx_batch_run(s, &batch, now);
+
+	/* Replies of the handshake service. */
+	if (s->conf.hs.poll != NULL)
+		s->conf.hs.poll(s->conf.hs.arg, s);
+
+	/* Timers, deferred work, then transmit; closed connections go. */
+	for (i = 0; i < s->nlive;) {
+		uint32_t idx = s->live[i];
+		struct conn_slot *sl = &s->slots[idx];
+
+		dpq_conn_poll(sl->c, now);
+		if (!sl->hs_counted && dpq_conn_handshake_confirmed(sl->c)) {
+			struct dpq_conn_stats cs;
+
+			dpq_conn_get_stats(sl->c, &cs);
+			sl->hs_counted = true;
+			s->stats.handshakes_done++;
+			s->stats.handshake_us_sum += cs.handshake_us;
+		}
+		if (dpq_conn_state(sl->c) == DPQ_CONN_CLOSED) {
+			/* Seal what is queued first: it may use its keys. */
+			tx_flush(s);
+			slot_free(s, idx);
+			continue;	/* slot i now holds another */
+		}
+		work += conn_transmit(s, idx, now);
+		i++;
+	}
+	tx_flush(s);
+	/* Deferred key discards after everything is sealed. */
+	for (i = 0; i < s->nlive; i++)
+		dpq_conn_tx_done(s->slots[s->live[i]].c, now);
+	return work;
+}
+
+void
+dpq_shard_set_listener(struct dpq_shard *s, struct dpq_listener *l)
+{
+	s->conf.listener = l;
+}
+
+void
+dpq_shard_get_stats(const struct dpq_shard *s, struct dpq_shard_stats *st)
+{
+	*st = s->stats;
+}
+
+uint16_t
+dpq_shard_id(const struct dpq_shard *s)
+{
+	return s->conf.shard_id;
+}
+
+struct dpq_crypto *
+dpq_shard_crypto(struct dpq_shard *s)
+{
+	return s->crypto;
+}
+
+uint32_t
+dpq_shard_conn_count(const struct dpq_shard *s)
+{
+	return s->nlive;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpq_shard is one dataplane core's share of the endpoint (DESIGN §2): it
+ * owns its connections and everything about them, and runs the loop
+ *   receive a burst -> classify by destination CID (own connection, another
+ *   shard's: hand over on its ring, unknown: the listener) -> batch header
+ *   protection removal and AEAD for the 1-RTT packets of the burst ->
+ *   process -> timers -> build datagrams -> seal them in one burst ->
+ *   transmit.
+ * No locks on this path; connection handles that leave the shard are
+ * (shard, slot, generation) numbers, never pointers.
+ *
+ * A client endpoint is a shard too (role client, no listener), which is
+ * how dpquic-client drives the kernel UDP or DPDK driver.
+ *
+ * Thread: every function except dpq_shard_stats() is shard only.
+ */
+#ifndef DPQ_SHARD_SHARD_H
+#define DPQ_SHARD_SHARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+#include "dataplane/quic/conn.h"
+#include "dpquic/driver.h"
+
+struct dpq_shard;
+struct dpq_listener;
+
+/* Burst size of the loop. */
+#define DPQ_SHARD_BURST 32
+
+/* How a shard reaches its handshake service. */
+struct dpq_shard_hs {
+	const struct dpq_hs_ops *ops;	/* given to each connection */
+	void *hs;
+	/* Start the handshake of a new connection (ring: HS_NEW; direct:
+	 * dpq_hs_direct_attach). Returns 0 or a negative errno. */
+	int (*attach)(void *arg, struct dpq_conn *c, uint64_t handle);
+	/* Apply the service's replies; lookup is dpq_shard_conn_by_handle. */
+	void (*poll)(void *arg, struct dpq_shard *s);
+	void *arg;
+};
+
+/* The application given to each connection. */
+struct dpq_shard_app {
+	const struct dpq_app_ops *ops;
+	/* Per connection context: called after creation (may be NULL). */
+	void *(*conn_ctx)(void *arg, struct dpq_conn *c);
+	void (*conn_ctx_free)(void *arg, struct dpq_conn *c, void *ctx);
+	void *arg;
+};
+
+struct dpq_shard_conf {
+	uint16_t shard_id;
+	uint16_t nb_shards;
+	struct dpq_driver *drv;
+	uint16_t queue;			/* driver queue of this shard */
+	struct dpq_conn_conf conn;	/* role, limits */
+	struct dpq_listener *listener;	/* server: decides new connections */
+	struct dpq_shard_hs hs;
+	struct dpq_shard_app app;
+	uint32_t max_conns;		/* 0: 4096 */
+	/* Server: rings into every shard (index = shard id) for datagrams
+	 * whose CID names another shard; NULL with one shard. */
+	struct rte_ring **handoff;
+	/* CID layout, to read the shard id of a DCID (server). */
+	uint8_t (*cid_shard)(void *arg, const uint8_t *cid, size_t len);
+	void *cid_arg;
+	int socket_id;
+};
+
+/* Counters; the management thread reads them without locks. */
+struct dpq_shard_stats {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t rx_batched;		/* 1-RTT packets opened in bursts */
+	uint64_t conns_created, conns_closed, conns_active;
+	uint64_t conns_refused;		/* table full or creation failed */
+	uint64_t handoff_out, handoff_in, handoff_full;
+	uint64_t no_conn;		/* unknown CID, listener dropped */
+	uint64_t listener_replies;	/* VN, Retry, resets sent */
+	uint64_t tx_alloc_fail, tx_seal_fail, tx_refused;
+	uint64_t handshakes_done;
+	uint64_t handshake_us_sum;
+	/* Why connections ended. */
+	uint64_t closed_idle;		/* idle timeout (RFC 9000 §10.1) */
+	uint64_t closed_by_peer;	/* peer's CONNECTION_CLOSE or reset */
+	uint64_t closed_app;		/* application close, either side */
+	uint64_t closed_error;		/* we closed on a transport error */
+	/* ... by transport error code 0x00..0x10, and TLS alerts. */
+	uint64_t closed_error_code[17];
+	uint64_t closed_crypto_error;
+};
+
+int dpq_shard_create(const struct dpq_shard_conf *conf,
+		struct dpq_shard **out);
+void dpq_shard_destroy(struct dpq_shard *s);
+
+/* Server: the listener that decides about unknown CIDs (set before the
+ * first poll; it uses this shard's crypto context). */
+void dpq_shard_set_listener(struct dpq_shard *s, struct dpq_listener *l);
+
+/* One loop iteration at now (us). Returns the work done (packets in and
+ * out), 0 when idle. */
+unsigned int dpq_shard_poll(struct dpq_shard *s, uint64_t now);
+
+/* Client: open a connection to peer. dcid is the random first DCID (8+
+ * bytes); its handshake starts at once. Returns 0 and *out. */
+int dpq_shard_connect(struct dpq_shard *s, const struct dpq_addr *peer,
+		struct dpq_conn **out);
+
+/* The connection with this handle, or NULL (closed, slot reused). */
+struct dpq_conn *dpq_shard_conn_by_handle(struct dpq_shard *s,
+		uint64_t handle);
+uint64_t dpq_shard_conn_handle(const struct dpq_shard *s,
+		const struct dpq_conn *c);
+void dpq_shard_get_stats(const struct dpq_shard *s,
+		struct dpq_shard_stats *st);
+uint16_t dpq_shard_id(const struct dpq_shard *s);
+struct dpq_crypto *dpq_shard_crypto(struct dpq_shard *s);
+/* Number of live connections. */
+uint32_t dpq_shard_conn_count(const struct dpq_shard *s);
+
+/* Monotonic microseconds from the TSC (the shard's clock). */
+uint64_t dpq_shard_now_us(void);
+
+#endif /* DPQ_SHARD_SHARD_H */

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* See app_pair.h (copied from tests/quic/conn_pair.c; server ALPNs). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_pair.h"
+#include "dataplane/app/app.h"
+#include "dataplane/engine/packet.h"
+
+static uint64_t
+rnd(struct pair *p)
+{
+	/* xorshift64*: deterministic per seed */
+	p->rng ^= p->rng >> 12;
+	p->rng ^= p->rng << 25;
+	p->rng ^= p->rng >> 27;
+	return p->rng * 0x2545f4914f6cdd1dull;
+}
+
+static void
+quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+static struct dpq_tls_ctx *
+mkctx(enum dpq_tls_role role, const char *alpn, uint16_t suite)
+{
+	struct dpq_tls_ctx_conf conf = {
+		.role = role,
+		.alpn = { alpn },
+		.alpn_count = 1,
+		.self_signed_name = "dpquic.test",
+		.server_name = "dpquic.test",
+		.log = quiet,
+	};
+	struct dpq_tls_ctx *ctx = NULL;
+
+	if (role == DPQ_TLS_SERVER) {
+		for (unsigned int i = 0; i < DPQ_APP_ALPN_COUNT; i++)
+			conf.alpn[i] = dpq_app_alpns[i];
+		conf.alpn_count = DPQ_APP_ALPN_COUNT;
+	}
+	if (suite) {
+		conf.suites[0] = suite;
+		conf.suite_count = 1;
+	}
+	if (dpq_tls_ctx_create(&conf, &ctx) != 0)
+		abort();
+	return ctx;
+}
+
+void
+pair_init(struct pair *p, uint16_t suite, const char *calpn,
+		uint64_t delay_us, double loss, uint64_t seed)
+{
+	memset(p, 0, sizeof(*p));
+	p->rng = seed ? seed : 1;
+	p->crypto = dpq_crypto_create();
+	p->sctx = mkctx(DPQ_TLS_SERVER, "hq-interop", 0);
+	p->cctx = mkctx(DPQ_TLS_CLIENT, calpn ? calpn : "hq-interop", suite);
+	p->c2s.q = calloc(PAIR_QUEUE, sizeof(struct pair_dgram));
+	p->s2c.q = calloc(PAIR_QUEUE, sizeof(struct pair_dgram));
+	p->c2s.delay_us = p->s2c.delay_us = delay_us;
+	p->c2s.loss = p->s2c.loss = loss;
+	p->cconf.role = DPQ_ROLE_CLIENT;
+	p->sconf.role = DPQ_ROLE_SERVER;
+	p->now = 1000000;
+}
+
+void
+pair_start(struct pair *p)
+{
+	struct dpq_conn_init in = { 0 };
+
+	in.conf = &p->cconf;
+	in.app = p->capp;
+	in.app_ctx = p->capp_ctx;
+	in.crypto = p->crypto;
+	in.hs_ops = &dpq_hs_direct_ops;
+	in.hs = p->cctx;
+	in.scid.len = 8;
+	in.dcid.len = 8;
+	for (int i = 0; i < 8; i++) {
+		in.scid.bytes[i] = (uint8_t)rnd(p);
+		in.dcid.bytes[i] = (uint8_t)rnd(p);
+	}
+	in.now = p->now;
+	if (dpq_conn_create(&in, &p->client) != 0 ||
+	    dpq_hs_direct_attach(p->cctx, p->client) != 0)
+		abort();
+}
+
+/* Create the server from the client's first Initial. */
+static void
+make_server(struct pair *p, const uint8_t *d, size_t len)
+{
+	struct dpq_conn_init in = { 0 };
+	struct dpq_pkt_hdr h;
+
+	if (dpq_pkt_parse(d, d + len, 8, &h) != 0 || h.type != DPQ_PKT_INITIAL)
+		return;
+	in.conf = &p->sconf;
+	in.crypto = p->crypto;
+	in.hs_ops = &dpq_hs_direct_ops;
+	in.hs = p->sctx;
+	in.app = p->sapp;
+	in.app_ctx = p->sapp_ctx;
+	in.scid.len = 8;
+	for (int i = 0; i < 8; i++)
+		in.scid.bytes[i] = (uint8_t)rnd(p);
+	dpq_cid_set(&in.dcid, h.dcid, h.dcid_len);
+	dpq_cid_set(&in.peer_scid, h.scid, h.scid_len);
+	for (int i = 0; i < 16; i++)
+		in.reset_token[i] = (uint8_t)rnd(p);
+	in.now = p->now;
+	if (dpq_conn_create(&in, &p->server) != 0 ||
+	    dpq_hs_direct_attach(p->sctx, p->server) != 0)
+		abort();
+}
+
+static void
+link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len)
+{
+	uint64_t idx = l->sent++;
+	struct pair_dgram *g;
+
+	l->bytes += len;
+	if (l->blackhole || (idx < 64 && (l->drop_mask >> idx) & 1) ||
+	    (l->loss > 0 && (double)(rnd(p) % 1000000) / 1e6 < l->loss) ||
+	    l->tail - l->head >= PAIR_QUEUE) {
+		l->dropped++;
+		return;
+	}
+	g = &l->q[l->tail++ % PAIR_QUEUE];
+	g->at = p->now + l->delay_us;
+	g->len = (uint16_t)len;
+	memcpy(g->data, d, len);
+}
+
+static void
+flush(struct pair *p, struct dpq_conn *c, struct pair_link *l)
+{
+	uint8_t buf[PAIR_MTU];
+	ssize_t n;
+	int guard = 0;
+
+	if (c == NULL)
+		return;
+	while ((n = dpq_conn_send(c, buf, sizeof(buf), p->now)) > 0 &&
+	       guard++ < 10000)
+		link_send(p, l, buf, (size_t)n);
+}
+
+static bool
+deliver(struct pair *p, struct pair_link *l, bool to_server)
+{
+	bool any = false;
+
+	while (l->head != l->tail && l->q[l->head % PAIR_QUEUE].at <= p->now) {
+		struct pair_dgram *g = &l->q[l->head++ % PAIR_QUEUE];
+
+		any = true;
+		l->delivered++;
+		if (to_server && p->server == NULL)
+			make_server(p, g->data, g->len);
+		if (to_server && p->server != NULL)
+			dpq_conn_recv(p->server, g->data, g->len, p->now);
+		else if (!to_server)
+			dpq_conn_recv(p->client, g->data, g->len, p->now);
+	}
+	return any;
+}
+
+static uint64_t
+min3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t m = a < b ? a : b;
+
+	return m < c ? m : c;
+}
+
+bool
+pair_run(struct pair *p, bool (*done)(struct pair *, void *), void *arg,
+		uint64_t max_us)
+{
+	uint64_t end = p->now + max_us;
+
+	while (p->now < end) {
+		uint64_t t, tc, ts, tl = UINT64_MAX;
+
+		flush(p, p->client, &p->c2s);
+		flush(p, p->server, &p->s2c);
+		if (done != NULL && done(p, arg))
+			return true;
+		if (deliver(p, &p->c2s, true) | deliver(p, &p->s2c, false))
+			continue;
+		if (p->c2s.head != p->c2s.tail)
+			tl = p->c2s.q[p->c2s.head % PAIR_QUEUE].at;
+		if (p->s2c.head != p->s2c.tail &&
+		    p->s2c.q[p->s2c.head % PAIR_QUEUE].at < tl)
+			tl = p->s2c.q[p->s2c.head % PAIR_QUEUE].at;
+		tc = dpq_conn_next_timeout(p->client);
+		ts = p->server ? dpq_conn_next_timeout(p->server) : UINT64_MAX;
+		t = min3(tl, tc, ts);
+		if (t == UINT64_MAX)
+			return done == NULL;
+		if (t > p->now)
+			p->now = t;
+		if (p->now >= tc)
+			dpq_conn_on_timeout(p->client, p->now);
+		if (p->server && p->now >= ts)
+			dpq_conn_on_timeout(p->server, p->now);
+	}
+	return done != NULL && done(p, arg);
+}
+
+void
+pair_free(struct pair *p)
+{
+	dpq_conn_destroy(p->client);
+	dpq_conn_destroy(p->server);
+	dpq_tls_ctx_destroy(p->sctx);
+	dpq_tls_ctx_destroy(p->cctx);
+	dpq_crypto_destroy(p->crypto);
+	free(p->c2s.q);
+	free(p->s2c.q);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A client and a server dpq_conn joined by a simulated link, in virtual
+ * time: each direction delays datagrams and drops them by a seeded random
+ * draw or an explicit pattern. Handshakes run through dpq_hs_direct.
+ * A copy of tests/quic/conn_pair.h whose server offers every ALPN of
+ * dpq_app_alpns (the client offers one), so tests reach each app.
+ */
+#ifndef DPQ_TESTS_APP_PAIR_H
+#define DPQ_TESTS_APP_PAIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/tls/hs_direct.h"
+#include "dataplane/crypto/crypto.h"
+#include "dataplane/quic/conn.h"
+
+#define PAIR_QUEUE 4096
+#define PAIR_MTU 1500
+
+struct pair_dgram {
+	uint64_t at;
+	uint16_t len;
+	uint8_t data[PAIR_MTU];
+};
+
+struct pair_link {
+	struct pair_dgram *q;	/* ring of PAIR_QUEUE */
+	unsigned int head, tail;
+	uint64_t delay_us;
+	double loss;		/* probability */
+	uint64_t sent, dropped, delivered, bytes;
+	/* drop the datagrams whose index (from 0) is in drop_mask bits */
+	uint64_t drop_mask;
+	bool blackhole;
+};
+
+struct pair {
+	struct dpq_crypto *crypto;
+	struct dpq_tls_ctx *sctx, *cctx;
+	struct dpq_conn *client, *server;
+	struct dpq_conn_conf cconf, sconf;
+	const struct dpq_app_ops *capp, *sapp;
+	void *capp_ctx, *sapp_ctx;
+	struct pair_link c2s, s2c;
+	uint64_t now;
+	uint64_t rng;
+	bool server_refused;
+};
+
+/* Set up contexts and the client; suite 0 = any; alpn for both. */
+void pair_init(struct pair *p, uint16_t suite, const char *calpn,
+		uint64_t delay_us, double loss, uint64_t seed);
+/* Create the client (after setting cconf/sconf and the app hooks). */
+void pair_start(struct pair *p);
+void pair_free(struct pair *p);
+/* Run until done(p) or max_us of virtual time passes; returns true if
+ * done() became true. done NULL: run until both are idle. */
+bool pair_run(struct pair *p, bool (*done)(struct pair *p, void *arg),
+		void *arg, uint64_t max_us);
+
+#endif
