@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpquic-client: fetch files from an hq-interop (HTTP/0.9 over QUIC)
+ * server, all paths concurrently on one connection.
+ *
+ *   dpquic-client [EAL args --] [options] IP:PORT PATH...
+ *     --dpdk LOCAL_IP     use the DPDK port (EAL args) instead of kernel UDP
+ *     --prefix LEN --gateway IP   DPDK addressing
+ *     --out DIR           write each file to DIR/basename
+ *     --sha256            print "sha256 HEX PATH" per file
+ *     --ciphers NAME      AES-128-GCM | AES-256-GCM | CHACHA20-POLY1305
+ *     --alpn NAME         (hq-interop)
+ *     --keylog FILE       NSS key log (also SSLKEYLOGFILE)
+ *     --timeout S         give up after S seconds (30)
+ *     --verify [--ca F]   verify the server certificate (off by default:
+ *                         dpquicd's default certificate is self-signed)
+ *
+ * Prints the handshake time, bytes and goodput. Exit status 0 when every
+ * file arrived complete, 1 otherwise, 2 for usage errors. The handshake
+ * runs in this thread (hs_direct): a client has no dataplane cores to
+ * protect.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_errno.h>
+
+#include "control/tls/hs_direct.h"
+#include "dataplane/app/hq_client.h"
+#include "dataplane/shard/shard.h"
+#include "dpquic/driver.h"
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: dpquic-client [EAL args --] [options] IP:PORT PATH...\n"
+		"  --dpdk LOCAL_IP  --prefix LEN  --gateway IP  --port-id P\n"
+		"  --out DIR  --sha256  --ciphers NAME  --alpn NAME\n"
+		"  --keylog FILE  --timeout S  --verify [--ca FILE]\n");
+}
+
+/* ---- the hq-interop client's sinks ------------------------------------ */
+
+struct fetch {
+	const char *out_dir;
+	char **paths;
+	FILE **files;
+	unsigned int n;
+	bool sha256;
+};
+
+static void
+on_body(void *arg, unsigned int idx, const uint8_t *data, size_t len)
+{
+	struct fetch *f = arg;
+
+	if (f->out_dir == NULL)
+		return;
+	if (f->files[idx] == NULL) {
+		char path[4096];
+		const char *base = strrchr(f->paths[idx], '/');
+
+		snprintf(path, sizeof(path), "%s/%s", f->out_dir,
+				base && base[1] ? base + 1 : "index");
+		f->files[idx] = fopen(path, "w");
+		if (f->files[idx] == NULL) {
+			fprintf(stderr, "dpquic-client: %s: %s\n", path,
+					strerror(errno));
+			f->out_dir = NULL;
+			return;
+		}
+	}
+	fwrite(data, 1, len, f->files[idx]);
+}
+
+static uint64_t
+clock_us(void *arg)
+{
+	(void)arg;
+	return dpq_shard_now_us();
+}
+
+static void *
+client_ctx(void *arg, struct dpq_conn *c)
+{
+	(void)c;
+	return arg;
+}
+
+static const char *
+status_str(enum dpq_hq_status st)
+{
+	switch (st) {
+	case DPQ_HQ_OK: return "ok";
+	case DPQ_HQ_RESET: return "reset";
+	case DPQ_HQ_ABORTED: return "aborted";
+	default: return "failed";
+	}
+}
+
+/* Print per-file results and totals; true when every file is complete. */
+static bool
+report(struct dpq_hq_client *hc, struct fetch *f,
+		const struct dpq_conn_stats *cs, uint64_t t0, uint64_t t_end)
+{
+	uint64_t bytes = 0, first = UINT64_MAX, last = 0;
+	unsigned int i, ok = 0;
+	double secs;
+
+	for (i = 0; i < f->n; i++) {
+		const struct dpq_hq_result *r = dpq_hq_client_result(hc, i);
+
+		if (r == NULL)
+			continue;
+		if (f->files[i] != NULL)
+			fclose(f->files[i]);
+		bytes += r->bytes;
+		if (r->t_start && r->t_start < first)
+			first = r->t_start;
+		if (r->t_done > last)
+			last = r->t_done;
+		if (r->status == DPQ_HQ_OK)
+			ok++;
+		if (r->has_sha256 && f->sha256) {
+			printf("sha256 ");
+			for (int k = 0; k < 32; k++)
+				printf("%02x", r->sha256[k]);
+			printf(" %s\n", f->paths[i]);
+		}
+		printf("file %s bytes %lu %s", f->paths[i],
+				(unsigned long)r->bytes, status_str(r->status));
+		if (r->status == DPQ_HQ_RESET)
+			printf(" 0x%lx", (unsigned long)r->app_error);
+		printf("\n");
+	}
+	if (first == UINT64_MAX)
+		first = t0;
+	if (last < first)
+		last = t_end;
+	secs = (double)(last - first) / 1e6;
+	printf("handshake_ms %.3f cipher 0x%04x srtt_ms %.3f\n",
+			(double)cs->handshake_us / 1e3, cs->cipher_suite,
+			(double)cs->srtt_us / 1e3);
+	printf("total_bytes %lu transfer_ms %.3f goodput_gbps %.3f "
+		"packets_sent %lu packets_recv %lu lost %lu\n",
+		(unsigned long)bytes, secs * 1e3,
+		secs > 0 ? (double)bytes * 8 / secs / 1e9 : 0.0,
+		(unsigned long)cs->pkts_sent, (unsigned long)cs->pkts_recv,
+		(unsigned long)cs->pkts_lost);
+	printf("files_ok %u/%u\n", ok, f->n);
+	return ok == f->n;
+}
+
+static int
+hs_attach(void *arg, struct dpq_conn *c, uint64_t handle)
+{
+	(void)handle;
+	return dpq_hs_direct_attach(arg, c);
+}
+
+static uint16_t
+suite_by_name(const char *n)
+{
+	if (strcasecmp(n, "AES-128-GCM") == 0)
+		return DPQ_TLS_AES_128_GCM_SHA256;
+	if (strcasecmp(n, "AES-256-GCM") == 0)
+		return DPQ_TLS_AES_256_GCM_SHA384;
+	if (strcasecmp(n, "CHACHA20-POLY1305") == 0)
+		return DPQ_TLS_CHACHA20_POLY1305_SHA256;
+	return 0;
+}
+
+/* Does argv hold EAL args (a "--" separator before the options)? */
+static bool
+has_eal_args(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return true;
+	return false;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dpdk", required_argument, NULL, 'D' },
+		{ "prefix", required_argument, NULL, 'P' },
+		{ "gateway", required_argument, NULL, 'g' },
+		{ "port-id", required_argument, NULL, 'p' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "sha256", no_argument, NULL, 's' },
+		{ "ciphers", required_argument, NULL, 'c' },
+		{ "alpn", required_argument, NULL, 'a' },
+		{ "keylog", required_argument, NULL, 'K' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "verify", no_argument, NULL, 'v' },
+		{ "ca", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char *default_eal[] = { argv[0], "--no-huge", "--no-shconf",
+		"--no-pci", "-m", "256", "--log-level=error", "--no-telemetry",
+		NULL };
+	struct dpq_tls_ctx_conf tc = { 0 };
+	struct dpq_shard_conf sc = { 0 };
+	struct dpq_hq_client_conf hq = { 0 };
+	struct dpq_conn_stats cstats = { 0 };
+	struct fetch fetch = { 0 };
+	struct dpq_tls_ctx *tls = NULL;
+	struct dpq_driver *drv = NULL;
+	struct dpq_shard *shard = NULL;
+	struct dpq_hq_client *hc = NULL;
+	struct dpq_conn *conn = NULL;
+	struct dpq_addr server, local = { 0 }, gateway = { 0 };
+	const char *alpn = "hq-interop", *dpdk_ip = NULL;
+	uint16_t suite = 0, port_id = 0;
+	uint8_t prefix = 0;
+	double timeout = 30;
+	uint64_t t0, deadline, handle;
+	int c, n, rc = 1;
+
+	if (has_eal_args(argc, argv)) {
+		n = rte_eal_init(argc, argv);
+	} else {
+		n = rte_eal_init(8, default_eal);
+		n = n < 0 ? n : 0;
+	}
+	if (n < 0) {
+		fprintf(stderr, "dpquic-client: EAL init failed: %s\n",
+				rte_strerror(rte_errno));
+		return 2;
+	}
+	argc -= n;
+	argv += n;
+	tc.role = DPQ_TLS_CLIENT;
+	tc.keylog_file = getenv("SSLKEYLOGFILE");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'D': dpdk_ip = optarg; break;
+		case 'P': prefix = (uint8_t)atoi(optarg); break;
+		case 'g':
+			if (dpq_addr_parse(optarg, &gateway) != 0) {
+				usage();
+				return 2;
+			}
+			break;
+		case 'p': port_id = (uint16_t)atoi(optarg); break;
+		case 'o': fetch.out_dir = optarg; break;
+		case 's': hq.sha256 = fetch.sha256 = true; break;
+		case 'c':
+			suite = suite_by_name(optarg);
+			if (suite == 0) {
+				fprintf(stderr, "dpquic-client: unknown cipher "
+					"%s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'a': alpn = optarg; break;
+		case 'K': tc.keylog_file = optarg; break;
+		case 't': timeout = atof(optarg); break;
+		case 'v': tc.verify = true; break;
+		case 'C': tc.ca_file = optarg; break;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	if (argc - optind < 2 || dpq_addr_parse(argv[optind], &server) != 0 ||
+	    server.port == 0) {
+		usage();
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	tc.alpn[0] = alpn;
+	tc.alpn_count = 1;
+	if (suite) {
+		tc.suites[0] = suite;
+		tc.suite_count = 1;
+	}
+	tc.server_name = "dpquicd";
+	if (dpq_tls_ctx_create(&tc, &tls) != 0) {
+		fprintf(stderr, "dpquic-client: TLS setup failed\n");
+		goto out;
+	}
+
+	if (dpdk_ip != NULL) {
+		struct dpq_dpdk_conf dc = { 0 };
+
+		if (dpq_addr_parse(dpdk_ip, &local) != 0 ||
+		    !rte_eth_dev_is_valid_port(port_id)) {
+			fprintf(stderr, "dpquic-client: --dpdk needs a local "
+				"IP and a DPDK port from the EAL args\n");
+			goto out;
+		}
+		if (local.port == 0)
+			local.port = 40000 + (uint16_t)(rte_rdtsc() % 20000);
+		dc.port_id = port_id;
+		dc.nb_queues = 1;
+		dc.socket_id = -1;
+		dc.local = local;
+		dc.prefix_len = prefix;
+		dc.gateway = gateway;
+		dc.promiscuous = true;
+		drv = dpq_driver_dpdk_open(&dc);
+	} else {
+		struct dpq_udp_conf uc = { 0 };
+
+		uc.local.family = server.family;
+		uc.nb_queues = 1;
+		uc.gso = true;
+		uc.gro = true;
+		uc.socket_id = -1;
+		drv = dpq_driver_udp_open(&uc);
+	}
+	if (drv == NULL || dpq_driver_start(drv) != 0) {
+		fprintf(stderr, "dpquic-client: driver: %s\n", strerror(errno));
+		goto out;
+	}
+
+	fetch.paths = &argv[optind + 1];
+	fetch.n = (unsigned int)(argc - optind - 1);
+	fetch.files = calloc(fetch.n, sizeof(*fetch.files));
+	hq.paths = (const char *const *)fetch.paths;
+	hq.npaths = fetch.n;
+	hq.on_body = on_body;
+	hq.clock = clock_us;
+	hq.arg = &fetch;
+	if (fetch.files == NULL || dpq_hq_client_create(&hq, &hc) != 0) {
+		fprintf(stderr, "dpquic-client: bad request list\n");
+		goto out;
+	}
+	sc.drv = drv;
+	sc.nb_shards = 1;
+	sc.conn.role = DPQ_ROLE_CLIENT;
+	sc.conn.max_data = 16 << 20;
+	sc.conn.max_stream_data = 8 << 20;
+	sc.hs.ops = &dpq_hs_direct_ops;
+	sc.hs.hs = tls;
+	sc.hs.attach = hs_attach;
+	sc.hs.arg = tls;
+	sc.app.ops = &dpq_hq_client_ops;
+	sc.app.conn_ctx = client_ctx;
+	sc.app.arg = hc;
+	sc.socket_id = SOCKET_ID_ANY;
+	sc.max_conns = 4;
+	if (dpq_shard_create(&sc, &shard) != 0 ||
+	    dpq_shard_connect(shard, &server, &conn) != 0) {
+		fprintf(stderr, "dpquic-client: cannot start the connection\n");
+		goto out;
+	}
+	handle = dpq_shard_conn_handle(shard, conn);
+	t0 = dpq_shard_now_us();
+	deadline = t0 + (uint64_t)(timeout * 1e6);
+	while (!stop && !dpq_hq_client_done(hc) &&
+	       dpq_shard_conn_count(shard) > 0) {
+		uint64_t now = dpq_shard_now_us();
+
+		if (now >= deadline) {
+			fprintf(stderr, "dpquic-client: timeout after %.1f s\n",
+					timeout);
+			break;
+		}
+		dpq_shard_poll(shard, now);
+		conn = dpq_shard_conn_by_handle(shard, handle);
+		if (conn != NULL) {
+			dpq_hq_client_poll(hc, conn);
+			dpq_conn_get_stats(conn, &cstats);
+		}
+	}
+	conn = dpq_shard_conn_by_handle(shard, handle);
+	if (conn == NULL && !dpq_hq_client_done(hc))
+		fprintf(stderr, "dpquic-client: the connection closed early\n");
+	rc = report(hc, &fetch, &cstats, t0, dpq_shard_now_us()) ? 0 : 1;
+	/* Close politely: CONNECTION_CLOSE (no error), sent at once. */
+	if (conn != NULL && dpq_conn_state(conn) < DPQ_CONN_CLOSING) {
+		uint64_t until = dpq_shard_now_us() + 20000;
+
+		dpq_conn_close(conn, true, 0, "");
+		while (dpq_shard_now_us() < until)
+			dpq_shard_poll(shard, dpq_shard_now_us());
+	}
+out:
+	dpq_shard_destroy(shard);
+	dpq_hq_client_destroy(hc);
+	free(fetch.files);
+	if (drv != NULL)
+		dpq_driver_close(drv);
+	dpq_tls_ctx_destroy(tls);
+	rte_eal_cleanup();
+	return rc;
+}
