@@ -29,6 +29,7 @@
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include "control/tls/hs_direct.h"
@@ -335,6 +336,17 @@ main(int argc, char **argv)
 	if (drv == NULL || dpq_driver_start(drv) != 0) {
 		fprintf(stderr, "dpquic-client: driver: %s\n", strerror(errno));
 		goto out;
+	}
+	if (dpdk_ip != NULL) {
+		/* Virtual links (memif) come up after start: wait (bounded)
+		 * so the first ARP request is not sent into a dead link. */
+		struct rte_eth_link link = { 0 };
+		uint64_t until = rte_get_tsc_cycles() + 3 * rte_get_tsc_hz();
+
+		while (rte_get_tsc_cycles() < until &&
+		       (rte_eth_link_get_nowait(port_id, &link) != 0 ||
+			link.link_status != RTE_ETH_LINK_UP))
+			rte_delay_ms(10);
 	}
 
 	fetch.paths = &argv[optind + 1];

@@ -56,6 +56,9 @@ struct dpq_shard {
 	struct rte_mbuf *tx[DPQ_SHARD_BURST];
 	struct dpq_seal_op ops[DPQ_SHARD_BURST * DPQ_CONN_MAX_SEAL_OPS];
 	unsigned int ntx, nops;
+	/* A buffer kept across polls: most connections have nothing to
+	 * send on most polls, so do not allocate and free one each time. */
+	struct rte_mbuf *spare;
 };
 
 uint64_t
@@ -183,6 +186,8 @@ dpq_shard_destroy(struct dpq_shard *s)
 		slot_free(s, s->live[s->nlive - 1]);
 	if (s->ntx > 0)
 		rte_pktmbuf_free_bulk(s->tx, s->ntx);
+	if (s->spare != NULL)
+		rte_pktmbuf_free(s->spare);
 	rte_hash_free(s->cids);
 	free(s->slots);
 	free(s->free_list);
@@ -344,19 +349,20 @@ conn_transmit(struct dpq_shard *s, uint32_t idx, uint64_t now)
 
 		if (s->ntx == DPQ_SHARD_BURST)
 			tx_flush(s);
-		if (dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue, &m,
-				1) != 0) {
+		if (s->spare == NULL &&
+		    dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue,
+				&s->spare, 1) != 0) {
 			s->stats.tx_alloc_fail++;
 			break;
 		}
+		m = s->spare;
 		len = dpq_conn_build(sl->c, rte_pktmbuf_mtod(m, uint8_t *),
 				rte_pktmbuf_tailroom(m) < 1500 ?
 				rte_pktmbuf_tailroom(m) : 1500,
 				&s->ops[s->nops], &k, now);
-		if (len <= 0) {
-			dpq_driver_free_bulk(s->conf.drv, &m, 1);
-			break;
-		}
+		if (len <= 0)
+			break;	/* keep the spare for the next one */
+		s->spare = NULL;
 		m->data_len = (uint16_t)len;
 		m->pkt_len = (uint32_t)len;
 		dpq_pkt_meta(m)->peer = sl->peer;
