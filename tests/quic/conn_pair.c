@@ -201,6 +201,12 @@ pair_run(struct pair *p, bool (*done)(struct pair *, void *), void *arg,
 		t = min3(tl, tc, ts);
 		if (t == UINT64_MAX)
 			return done == NULL;
+		if (t > end) {
+			/* Nothing before the end of this run: stop there,
+			 * without firing later timers. */
+			p->now = end;
+			break;
+		}
 		if (t > p->now)
 			p->now = t;
 		if (p->now >= tc)
