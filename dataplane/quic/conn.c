@@ -419,14 +419,13 @@ dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 	}
 	c->hs_complete = true;
 	snprintf(c->alpn, sizeof(c->alpn), "%s", alpn ? alpn : "");
-	c->established_at = c->created;	/* refined by the caller's clock */
 	dpq_conn_set_state(c, DPQ_CONN_ESTABLISHED);
 	if (c->role == DPQ_ROLE_SERVER) {
 		/* RFC 9001 §4.1.2: complete means confirmed for a server,
-		 * which sends HANDSHAKE_DONE (RFC 9000 §19.20). */
+		 * which sends HANDSHAKE_DONE (RFC 9000 §19.20) and drops its
+		 * Handshake keys (§4.9.2). */
 		c->handshake_done_pending = true;
-		c->hs_confirmed = true;
-		dpq_loss_set_handshake_confirmed(&c->loss, c->now);
+		dpq_conn_confirm_handshake(c, c->now);
 	}
 	if (c->app != NULL && c->app->on_established != NULL)
 		c->app->on_established(c, c->alpn);

@@ -137,7 +137,6 @@ struct dpq_conn {
 	uint64_t amp_recv;		/* bytes received before validation */
 	uint64_t amp_sent;
 	uint64_t created;
-	uint64_t established_at;
 	char alpn[64];
 	uint16_t cipher_suite;
 
