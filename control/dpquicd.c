@@ -274,6 +274,7 @@ cmd_stats(struct dpq_ctl_req *req, void *arg)
 		dpq_json_w_ku64(w, "connections", st.conns_active);
 		dpq_json_w_ku64(w, "connections_created", st.conns_created);
 		dpq_json_w_ku64(w, "connections_refused", st.conns_refused);
+		dpq_json_w_ku64(w, "connections_unopened", st.conns_unopened);
 		dpq_json_w_ku64(w, "handshakes", st.handshakes_done);
 		dpq_json_w_ku64(w, "rx_packets", st.rx_pkts);
 		dpq_json_w_ku64(w, "rx_bytes", st.rx_bytes);

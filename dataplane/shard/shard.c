@@ -151,13 +151,18 @@ count_close(struct dpq_shard *s, const struct dpq_conn *c)
 	}
 }
 
+/* Free a slot; opened: the connection counted as created (and so now as
+ * closed), not one refused at its first datagram. */
 static void
-slot_free(struct dpq_shard *s, uint32_t idx)
+slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 {
 	struct conn_slot *sl = &s->slots[idx];
 	unsigned int k;
 
-	count_close(s, sl->c);
+	if (opened) {
+		count_close(s, sl->c);
+		s->stats.conns_closed++;
+	}
 
 	for (k = 0; k < sl->nkeys; k++)
 		rte_hash_del_key(s->cids, &sl->keys[k]);
@@ -173,8 +178,13 @@ slot_free(struct dpq_shard *s, uint32_t idx)
 	s->live[sl->live_pos] = s->live[--s->nlive];
 	s->slots[s->live[sl->live_pos]].live_pos = sl->live_pos;
 	s->free_list[s->nfree++] = idx;
-	s->stats.conns_closed++;
 	s->stats.conns_active = s->nlive;
+}
+
+static void
+slot_free(struct dpq_shard *s, uint32_t idx)
+{
+	slot_release(s, idx, true);
 }
 
 void
@@ -277,12 +287,11 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in,
 		sl->app_ctx = s->conf.app.conn_ctx(s->conf.app.arg, c);
 		dpq_conn_set_app_ctx(c, sl->app_ctx);
 	}
-	s->stats.conns_created++;
 	s->stats.conns_active = s->nlive;
 	if (slot_add_cid(s, idx, &in->scid) != 0 ||
 	    s->conf.hs.attach(s->conf.hs.arg, c,
 			dpq_shard_conn_handle(s, c)) != 0) {
-		slot_free(s, idx);
+		slot_release(s, idx, false);
 		s->stats.conns_refused++;
 		return NULL;
 	}
@@ -303,7 +312,10 @@ dpq_shard_connect(struct dpq_shard *s, const struct dpq_addr *peer,
 	rand_fill(s, in.dcid.bytes, in.dcid.len);
 	in.now = dpq_shard_now_us();
 	*out = conn_new(s, &in, peer);
-	return *out ? 0 : -ENOMEM;
+	if (*out == NULL)
+		return -ENOMEM;
+	s->stats.conns_created++;
+	return 0;
 }
 
 /* ---- transmit ---------------------------------------------------------- */
@@ -494,7 +506,16 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		/* Found by the client's first DCID until it switches. */
 		slot_add_cid(s, (uint32_t)(uintptr_t)dpq_conn_owner(c),
 				&r.initial_dcid);
-		dpq_conn_recv(c, d, m->data_len, now);
+		if (dpq_conn_recv(c, d, m->data_len, now) == 0) {
+			/* Nothing in it decrypted: a forged or corrupted
+			 * Initial must not hold a connection slot (RFC 9000
+			 * §21.6); free it at once. */
+			s->stats.conns_unopened++;
+			slot_release(s, (uint32_t)(uintptr_t)dpq_conn_owner(c),
+					false);
+		} else {
+			s->stats.conns_created++;
+		}
 		break;
 	default:
 		s->stats.no_conn++;

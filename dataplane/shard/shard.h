@@ -78,6 +78,7 @@ struct dpq_shard_stats {
 	uint64_t rx_batched;		/* 1-RTT packets opened in bursts */
 	uint64_t conns_created, conns_closed, conns_active;
 	uint64_t conns_refused;		/* table full or creation failed */
+	uint64_t conns_unopened;	/* first Initial did not decrypt */
 	uint64_t handoff_out, handoff_in, handoff_full;
 	uint64_t no_conn;		/* unknown CID, listener dropped */
 	uint64_t listener_replies;	/* VN, Retry, resets sent */
