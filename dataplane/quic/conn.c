@@ -418,6 +418,7 @@ dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 		return;
 	}
 	c->hs_complete = true;
+	c->stats.handshake_us = c->now > c->created ? c->now - c->created : 1;
 	snprintf(c->alpn, sizeof(c->alpn), "%s", alpn ? alpn : "");
 	dpq_conn_set_state(c, DPQ_CONN_ESTABLISHED);
 	if (c->role == DPQ_ROLE_SERVER) {

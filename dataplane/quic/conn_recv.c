@@ -552,8 +552,6 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++)
 		if (deliver[i])
 			dpq_conn_deliver_crypto(c, (enum dpq_epoch)i);
-	if (c->hs_complete && c->stats.handshake_us == 0)
-		c->stats.handshake_us = now > c->created ? now - c->created : 1;
 	return 0;
 }
 

@@ -24,11 +24,14 @@
 
 #define CIDS_PER_CONN	2	/* our SCID, the client's first DCID */
 
-/* Hash key: a CID zero-padded to 20 bytes plus its length. */
+/* Hash key: a CID zero-padded to 20 bytes plus its length, padded to a
+ * multiple of 4 and 4-aligned: rte_jhash reads whole 32-bit words. */
 struct cid_key {
 	uint8_t len;
 	uint8_t bytes[DPQ_MAX_CID_LEN];
-};
+	uint8_t pad[3];
+} __attribute__((aligned(4)));
+_Static_assert(sizeof(struct cid_key) % 4 == 0, "jhash reads words");
 
 struct conn_slot {
 	struct dpq_conn *c;
