@@ -67,11 +67,18 @@ struct dpq_shard {
 uint64_t
 dpq_shard_now_us(void)
 {
-	static uint64_t hz;
+	/* cycles * 2^32 * 1e6 / hz, then >> 32: a multiply instead of the
+	 * double division every poll paid (5% of a bulk transfer). */
+	static uint64_t mult;
+	uint64_t m = __atomic_load_n(&mult, __ATOMIC_RELAXED);
 
-	if (hz == 0)
-		hz = rte_get_tsc_hz();
-	return (uint64_t)((double)rte_get_tsc_cycles() * 1e6 / (double)hz);
+	if (m == 0) {
+		m = (uint64_t)(((unsigned __int128)1000000 << 32) /
+				rte_get_tsc_hz());
+		__atomic_store_n(&mult, m, __ATOMIC_RELAXED);
+	}
+	return (uint64_t)(((unsigned __int128)rte_get_tsc_cycles() * m) >>
+			32);
 }
 
 static void
