@@ -127,10 +127,13 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 	for (i = 0; i < f->n; i++) {
 		const struct dpq_hq_result *r = dpq_hq_client_result(hc, i);
 
-		if (r == NULL)
-			continue;
 		if (f->files[i] != NULL)
 			fclose(f->files[i]);
+		if (r == NULL) {
+			/* Never finished (timeout, connection gone). */
+			printf("file %s incomplete\n", f->paths[i]);
+			continue;
+		}
 		bytes += r->bytes;
 		if (r->t_start && r->t_start < first)
 			first = r->t_start;

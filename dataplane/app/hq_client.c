@@ -243,7 +243,10 @@ dpq_hq_client_done(const struct dpq_hq_client *cl)
 const struct dpq_hq_result *
 dpq_hq_client_result(const struct dpq_hq_client *cl, unsigned int idx)
 {
-	return idx < cl->conf.npaths ? &cl->reqs[idx].r : NULL;
+	/* A pending request has no result: its zeroed status would read
+	 * as DPQ_HQ_OK. */
+	return idx < cl->conf.npaths && cl->reqs[idx].done ?
+		&cl->reqs[idx].r : NULL;
 }
 
 void

@@ -79,6 +79,7 @@ extern const struct dpq_app_ops dpq_hq_client_ops;
 void dpq_hq_client_poll(struct dpq_hq_client *cl, struct dpq_conn *c);
 /* Every request reported by on_done. */
 bool dpq_hq_client_done(const struct dpq_hq_client *cl);
+/* Result of request idx once on_done reported it; NULL while pending. */
 const struct dpq_hq_result *dpq_hq_client_result(
 		const struct dpq_hq_client *cl, unsigned int idx);
 void dpq_hq_client_get_stats(const struct dpq_hq_client *cl,

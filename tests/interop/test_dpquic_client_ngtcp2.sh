@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# dpquic-client -> ngtcp2 server (code nobody here wrote), kernel UDP,
+# inside a network namespace (addresses on its loopback device).
+#
+#   test_dpquic_client_ngtcp2.sh DPQUIC_CLIENT NGTCP2_SERVER
+#
+# Proves: dpquic-client fetches 1 KB, 1 MB and 50 MB files and 20
+# concurrent streams on one connection from ngtcp2, every sha256 equal to
+# sha256sum's; each TLS 1.3 suite is negotiated when dpquic-client forces
+# it (cipher codes 0x1301/0x1302/0x1303 on its output); over IPv4 and IPv6;
+# against "ngtcp2-hq-server --retry" dpquic-client follows the Retry (the
+# server logs that it sent a Retry and validated the token the client
+# echoed) and completes; the server logs one connection per client run.
+DIR=$(cd "$(dirname "$0")" && pwd)
+. "$DIR/netns_lib.sh"
+
+DPQUIC_CLIENT=${1:?usage: $0 DPQUIC_CLIENT NGTCP2_SERVER}
+NGSERVER=${2:?}
+require_root
+require_exec "$DPQUIC_CLIENT" "$NGSERVER"
+lib_init dpquic-cli-ngtcp2
+make_content
+
+NS=dpq-i2-$$
+ns_add "$NS"
+A4=198.18.1.1
+A6=2001:db8:1::1
+ip netns exec "$NS" ip addr add "$A4/32" dev lo
+ip netns exec "$NS" ip addr add "$A6/128" dev lo nodad
+
+# start_ngserver NAME ADDR [options]: sets PORT.
+start_ngserver() {
+	local name=$1 addr=$2 i pid
+	shift 2
+	bg_start pid "$TMP/$name.log" ip netns exec "$NS" "$NGSERVER" \
+		--timeout 170 "$@" "$addr" 0 "$ROOT"
+	eval "PID_$name=$pid"
+	PORT=
+	for i in $(seq 1 100); do
+		PORT=$(sed -n 's/^listening on .* port \([0-9]*\)$/\1/p' \
+			"$TMP/$name.log")
+		[ -n "$PORT" ] && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "ngtcp2 server $name did not start:"
+	cat "$TMP/$name.log"
+	exit 1
+}
+
+# dqc NAME RC [client args...]: dpquic-client inside the namespace.
+dqc() {
+	local name=$1 want=$2
+	shift 2
+	run_timed "$name" "$want" ip netns exec "$NS" "$DPQUIC_CLIENT" \
+		--timeout 60 "$@"
+}
+
+# ---- server A: IPv4, client picks each suite --------------------------
+start_ngserver A "$A4"
+PA=$PORT
+echo "ngtcp2 server A on $A4 port $PA"
+
+if dqc c_aes128_20 0 --sha256 --ciphers AES-128-GCM "$A4:$PA" \
+	"${PATHS20[@]}"; then
+	expect_line c_aes128_20 '^handshake_ms [0-9.]+ cipher 0x1301 '
+	expect_line c_aes128_20 '^files_ok 20/20$'
+	check_sha c_aes128_20 "${PATHS20[@]}"
+fi
+if dqc c_aes256 0 --sha256 --ciphers AES-256-GCM "$A4:$PA" \
+	/f1k /f1m /f50m; then
+	expect_line c_aes256 '^handshake_ms [0-9.]+ cipher 0x1302 '
+	expect_line c_aes256 '^files_ok 3/3$'
+	check_sha c_aes256 /f1k /f1m /f50m
+fi
+if dqc c_chacha_20 0 --sha256 --ciphers CHACHA20-POLY1305 "$A4:$PA" \
+	"${PATHS20[@]}"; then
+	expect_line c_chacha_20 '^handshake_ms [0-9.]+ cipher 0x1303 '
+	expect_line c_chacha_20 '^files_ok 20/20$'
+	check_sha c_chacha_20 "${PATHS20[@]}"
+fi
+# --out writes byte-identical files.
+mkdir -p "$TMP/out"
+if dqc c_out 0 --out "$TMP/out" "$A4:$PA" /f1k /f1m; then
+	if cmp -s "$ROOT/f1k" "$TMP/out/f1k" &&
+	   cmp -s "$ROOT/f1m" "$TMP/out/f1m"; then
+		ok "c_out: --out files byte-identical"
+	else
+		fail "c_out: --out files differ (ls: $(ls "$TMP/out" | tr '\n' ' '))"
+	fi
+fi
+n=$(grep -c ' new from ' "$TMP/A.log")
+if [ "$n" -eq 4 ]; then
+	ok "server A: 4 connections"
+else
+	fail "server A logged $n connections, expected 4"
+fi
+n=$(grep -c ' GET ' "$TMP/A.log")
+if [ "$n" -eq 45 ]; then
+	ok "server A: 45 requests"
+else
+	fail "server A logged $n requests, expected 45"
+fi
+
+# ---- server B: IPv6, Retry ----------------------------------------------
+start_ngserver B "$A6" --retry
+PB=$PORT
+echo "ngtcp2 server B (--retry) on $A6 port $PB"
+if dqc c_retry 0 --sha256 --ciphers AES-256-GCM "[$A6]:$PB" \
+	/f1k /f1m /f50m; then
+	expect_line c_retry '^handshake_ms [0-9.]+ cipher 0x1302 '
+	check_sha c_retry /f1k /f1m /f50m
+fi
+if dqc c_retry_chacha 0 --sha256 --ciphers CHACHA20-POLY1305 \
+	"[$A6]:$PB" "${PATHS20[@]}"; then
+	expect_line c_retry_chacha '^handshake_ms [0-9.]+ cipher 0x1303 '
+	check_sha c_retry_chacha "${PATHS20[@]}"
+fi
+n1=$(grep -c '^retry sent to ' "$TMP/B.log")
+n2=$(grep -c 'retry token valid' "$TMP/B.log")
+if [ "$n1" -eq 2 ] && [ "$n2" -eq 2 ]; then
+	ok "server B: 2 Retries sent, 2 tokens echoed and valid"
+else
+	fail "server B: $n1 Retries sent, $n2 valid tokens (expected 2/2)"
+	sed 's/^/   B: /' "$TMP/B.log" | head -20
+fi
+
+for n in A B; do
+	eval "pid=\$PID_$n"
+	bg_stop "$pid"
+	[ "$BG_RC" -eq 0 ] || fail "ngtcp2 server $n exit $BG_RC after SIGTERM"
+	if grep -qE 'error [^0]|error 0x[1-9]|failed' "$TMP/$n.log"; then
+		fail "ngtcp2 server $n logged an error close or failure:"
+		grep -E 'error [^0]|error 0x[1-9]|failed' "$TMP/$n.log" | head -5
+	fi
+done
+no_sanitizer_report "$TMP"/*.err
+
+grep -H '^total_bytes' "$TMP"/*.out | sed "s|^$TMP/||; s/^/goodput: /"
+finish
