@@ -403,6 +403,19 @@ buffer_packet(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 	return 0;
 }
 
+/* Can packets of epoch e be processed now? RFC 9001 §5.7: a server
+ * holding 1-RTT keys still must not process 1-RTT packets before the
+ * handshake completes (the client's Finished), so they wait with the
+ * packets whose keys have not arrived. */
+static bool
+rx_ready(const struct dpq_conn *c, enum dpq_epoch e)
+{
+	if (c->rx[e] == NULL)
+		return false;
+	return !(e == DPQ_EPOCH_1RTT && c->role == DPQ_ROLE_SERVER &&
+			!c->hs_complete);
+}
+
 int
 dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 		struct dpq_pkt_hdr *h, struct dpq_open_op *op)
@@ -423,7 +436,7 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 		return -ENOKEY;		/* no 0-RTT yet: drop (§12.5) */
 	if (c->pns[dpq_epoch_space(e)].discarded)
 		return -ENOKEY;
-	if (c->rx[e] == NULL)
+	if (!rx_ready(c, e))
 		return -EWOULDBLOCK;	/* keys not here yet: buffer */
 	memset(op, 0, sizeof(*op));
 	op->key = c->rx[e];
@@ -642,7 +655,7 @@ dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now)
 				c->scid.len, &h) != 0)
 			continue;
 		e = dpq_pkt_type_epoch(h.type);
-		if (c->rx[e] == NULL && !c->pns[dpq_epoch_space(e)].discarded)
+		if (!rx_ready(c, e) && !c->pns[dpq_epoch_space(e)].discarded)
 			return;	/* still waiting: keep all, in order */
 	}
 	memcpy(tmp, c->rx_buffered, n * sizeof(tmp[0]));
