@@ -3,7 +3,8 @@
 #  1. install packages, build with -Wall -Wextra -Werror, run every suite
 #     (unit, drivers, netns: the netns suite needs root and /dev/net/tun);
 #  2. rebuild with AddressSanitizer + UndefinedBehaviorSanitizer and run the
-#     unit and driver suites again.
+#     unit, driver, interop and e2e suites again (the last two run dpquicd,
+#     dpquic-client and the ngtcp2 peers end to end under the sanitizers).
 # Ends with one line "tests: N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ scripts/build.sh build-asan -Dwerror_ci=true -Db_sanitize=address,undefined \
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 meson test -C build-asan --print-errorlogs --num-processes 2 \
-	--suite unit --suite drivers || rc=1
+	--suite unit --suite drivers --suite interop --suite e2e || rc=1
 count build-asan
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
