@@ -462,6 +462,19 @@ dpq_stream_stop_sending(struct dpq_stream *s, struct dpq_flow_rx *conn,
 {
 	uint64_t before;
 
+	if (s->recv_state == DPQ_RECV_DATA_RECVD && !s->stop_requested) {
+		/* Everything arrived already: no STOP_SENDING to send (§3.5),
+		 * but the application abandons the unread bytes, so the
+		 * receive side finishes (Data Read) and the stream can
+		 * close. */
+		s->stop_requested = true;
+		s->events &= ~(uint32_t)DPQ_STREAM_EV_READABLE;
+		before = s->rb.read_off;
+		dpq_recvbuf_discard(&s->rb);
+		dpq_flow_rx_consume(conn, s->rb.read_off - before, now, srtt);
+		recv_progress(s);
+		return 0;
+	}
 	/* §3.5: only while the peer may still be sending. */
 	if ((s->recv_state != DPQ_RECV_RECV &&
 	    s->recv_state != DPQ_RECV_SIZE_KNOWN) || s->stop_requested)

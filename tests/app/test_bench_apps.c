@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "app_pair.h"
+#include "conn_pair.h"
 #include "dataplane/app/app.h"
 #include "dataplane/app/bench_apps.h"
 #include "raw_client.h"
@@ -52,6 +52,7 @@ run(struct run *r, const char *alpn, struct raw_stream *s, unsigned int n,
 	r->p.capp_ctx = &r->rc;
 	r->p.sapp = &dpq_app_server_ops;
 	r->p.sapp_ctx = r->ac;
+	r->p.server_alpns = dpq_app_alpns;
 	pair_start(&r->p);
 	assert_true(pair_run(&r->p, done, &r->rc, 300000000ull));
 	assert_string_equal(dpq_conn_alpn(r->p.server), alpn);

@@ -22,7 +22,7 @@
 #include <cmocka.h>
 #include <gnutls/crypto.h>
 
-#include "app_pair.h"
+#include "conn_pair.h"
 #include "dataplane/app/app.h"
 #include "dataplane/app/hq_client.h"
 #include "dataplane/app/hq_server.h"
@@ -382,6 +382,7 @@ fetch_setup(struct fetch *f, const char *root, const char *const *paths,
 static void
 fetch_run(struct fetch *f)
 {
+	f->p.server_alpns = dpq_app_alpns;
 	pair_start(&f->p);
 	assert_true(pair_run(&f->p, fetch_done, f, 600000000ull));
 }
@@ -619,6 +620,7 @@ test_conn_abort(void **state)
 
 	(void)state;
 	fetch_setup(&f, rootdir, paths, 3, 2, 0);
+	f.p.server_alpns = dpq_app_alpns;
 	pair_start(&f.p);
 	assert_true(pair_run(&f.p, abort_mid, &f, 600000000ull));
 	for (unsigned int i = 0; i < 3; i++) {
@@ -667,6 +669,7 @@ raw_run(struct raw *r, const char *alpn, struct raw_stream *s, unsigned int n)
 	r->p.capp_ctx = &r->rc;
 	r->p.sapp = &dpq_app_server_ops;
 	r->p.sapp_ctx = r->ac;
+	r->p.server_alpns = dpq_app_alpns;
 	pair_start(&r->p);
 	assert_true(pair_run(&r->p, raw_done, &r->rc, 60000000ull));
 	/* let closes and acks settle */

@@ -25,7 +25,8 @@ quiet(void *arg, const char *msg)
 }
 
 static struct dpq_tls_ctx *
-mkctx(enum dpq_tls_role role, const char *alpn, uint16_t suite)
+mkctx(enum dpq_tls_role role, const char *alpn, uint16_t suite,
+		const char *const *alpns)
 {
 	struct dpq_tls_ctx_conf conf = {
 		.role = role,
@@ -37,6 +38,12 @@ mkctx(enum dpq_tls_role role, const char *alpn, uint16_t suite)
 	};
 	struct dpq_tls_ctx *ctx = NULL;
 
+	/* A NULL-terminated list replaces the single ALPN. */
+	for (unsigned int i = 0; alpns != NULL && alpns[i] != NULL &&
+			i < DPQ_TLS_ALPN_MAX; i++) {
+		conf.alpn[i] = alpns[i];
+		conf.alpn_count = i + 1;
+	}
 	if (suite) {
 		conf.suites[0] = suite;
 		conf.suite_count = 1;
@@ -53,8 +60,8 @@ pair_init(struct pair *p, uint16_t suite, const char *calpn,
 	memset(p, 0, sizeof(*p));
 	p->rng = seed ? seed : 1;
 	p->crypto = dpq_crypto_create();
-	p->sctx = mkctx(DPQ_TLS_SERVER, "hq-interop", 0);
-	p->cctx = mkctx(DPQ_TLS_CLIENT, calpn ? calpn : "hq-interop", suite);
+	p->cctx = mkctx(DPQ_TLS_CLIENT, calpn ? calpn : "hq-interop", suite,
+			NULL);
 	p->c2s.q = calloc(PAIR_QUEUE, sizeof(struct pair_dgram));
 	p->s2c.q = calloc(PAIR_QUEUE, sizeof(struct pair_dgram));
 	p->c2s.delay_us = p->s2c.delay_us = delay_us;
@@ -69,6 +76,7 @@ pair_start(struct pair *p)
 {
 	struct dpq_conn_init in = { 0 };
 
+	p->sctx = mkctx(DPQ_TLS_SERVER, "hq-interop", 0, p->server_alpns);
 	in.conf = &p->cconf;
 	in.app = p->capp;
 	in.app_ctx = p->capp_ctx;

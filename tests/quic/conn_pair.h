@@ -40,6 +40,9 @@ struct pair {
 	struct dpq_conn *client, *server;
 	struct dpq_conn_conf cconf, sconf;
 	const struct dpq_app_ops *capp, *sapp;
+	/* Server ALPNs, NULL-terminated (NULL: "hq-interop"); set before
+	 * pair_start. */
+	const char *const *server_alpns;
 	void *capp_ctx, *sapp_ctx;
 	struct pair_link c2s, s2c;
 	uint64_t now;
