@@ -15,6 +15,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +229,27 @@ cid_to_shard(void *arg, const uint8_t *cid, size_t len)
 	for (i = 0; i < len; i++)
 		h = (h ^ cid[i]) * 16777619u;
 	return (uint8_t)(h % o.shards);
+}
+
+/* The management thread is not a dataplane core (DESIGN §2): a thread
+ * inherits its creator's CPU set, which EAL pinned to the main lcore,
+ * so create it with every CPU allowed and let the scheduler place it. */
+static int
+start_mgmt_unpinned(struct dpq_mgmt *m)
+{
+	cpu_set_t saved, all;
+	long i, n = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) != 0)
+		return dpq_mgmt_start_thread(m);
+	CPU_ZERO(&all);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+	rc = dpq_mgmt_start_thread(m);
+	pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+	return rc;
 }
 
 /* ---- control socket --------------------------------------------------- */
@@ -478,7 +501,7 @@ main(int argc, char **argv)
 	mc.server_ctx = tls;
 	mc.n_shards = o.shards;
 	mgmt = dpq_mgmt_create(&mc);
-	if (mgmt == NULL || dpq_mgmt_start_thread(mgmt) != 0) {
+	if (mgmt == NULL || start_mgmt_unpinned(mgmt) != 0) {
 		fprintf(stderr, "dpquicd: management thread failed\n");
 		goto out;
 	}
