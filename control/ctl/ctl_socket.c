@@ -489,6 +489,12 @@ client_queue(struct ctl_client *c, const char *s, size_t n)
 	return 0;
 }
 
+static bool
+client_pending(const struct ctl_client *c)
+{
+	return c->out_off < c->out_len;
+}
+
 /* 0: all written; 1: some left (socket full); < 0: the peer is gone. */
 static int
 client_flush(struct ctl_client *c)
@@ -668,8 +674,13 @@ client_service(struct dpq_ctl *ctl, struct ctl_client *c)
 			size_t len = (size_t)(nl - line);
 
 			if (budget == 0) {
+				/* Replies of this round may still be queued:
+				 * keep waiting for writability too, or a peer
+				 * that waits for them before sending more
+				 * would stall until the idle timeout. */
 				c->more = true;
-				set_interest(ctl, c, EPOLLIN);
+				set_interest(ctl, c, EPOLLIN |
+					(client_pending(c) ? EPOLLOUT : 0));
 				return answered;
 			}
 			c->in_off += len + 1;
