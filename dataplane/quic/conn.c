@@ -75,6 +75,9 @@ conf_defaults(struct dpq_conn_conf *d, const struct dpq_conn_conf *s)
 		d->max_data_max = d->max_data;
 	if (d->max_stream_data_max < d->max_stream_data)
 		d->max_stream_data_max = d->max_stream_data;
+	/* Keep ms * 1000 inside 64 bits (a year is plenty). */
+	if (d->idle_timeout_ms > 365ull * 86400 * 1000)
+		d->idle_timeout_ms = 365ull * 86400 * 1000;
 	if (d->max_udp_payload < DPQ_MIN_INITIAL_DATAGRAM)
 		d->max_udp_payload = DPQ_MIN_INITIAL_DATAGRAM;
 }
@@ -382,10 +385,12 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 		return (uint64_t)-rc;
 	c->peer_tp_set = true;
 
-	/* RFC 9000 §10.1: the idle timeout is the smaller non-zero one. */
+	/* RFC 9000 §10.1: the idle timeout is the smaller non-zero one.
+	 * Compared in ms: a peer's huge value (up to 2^62-1) times 1000
+	 * would wrap, possibly to 0 = no timeout at all. */
 	if (tp->max_idle_timeout != 0 &&
 	    (c->idle_timeout_us == 0 ||
-	     tp->max_idle_timeout * 1000 < c->idle_timeout_us))
+	     tp->max_idle_timeout < c->idle_timeout_us / 1000))
 		c->idle_timeout_us = tp->max_idle_timeout * 1000;
 	c->max_udp_payload = tp->max_udp_payload_size < c->conf.max_udp_payload ?
 		(uint16_t)tp->max_udp_payload_size : c->conf.max_udp_payload;
@@ -394,11 +399,14 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 	dpq_flow_tx_on_max(&c->tx_fc, tp->initial_max_data);
 	dpq_streams_tx_on_max(&c->streams_tx[0], tp->initial_max_streams_bidi);
 	dpq_streams_tx_on_max(&c->streams_tx[1], tp->initial_max_streams_uni);
+	/* The peer's CID with sequence 0 (RFC 9000 §5.1.1), so a later
+	 * retire_prior_to retires it; a server's comes with its reset
+	 * token. */
+	c->peer_cids[0].cid = c->dcid;
+	c->peer_cids[0].seq = 0;
+	c->peer_cids[0].used = true;
 	if (c->role == DPQ_ROLE_CLIENT &&
 	    dpq_tparams_has(tp, DPQ_TP_STATELESS_RESET_TOKEN)) {
-		c->peer_cids[0].cid = c->dcid;
-		c->peer_cids[0].seq = 0;
-		c->peer_cids[0].used = true;
 		c->peer_cids[0].has_token = true;
 		memcpy(c->peer_cids[0].reset_token, tp->stateless_reset_token,
 				DPQ_RESET_TOKEN_LEN);
@@ -519,8 +527,10 @@ start_close(struct dpq_conn *c, bool app, uint64_t error, uint64_t ftype,
 	snprintf(c->close.reason, sizeof(c->close.reason), "%s",
 			reason ? reason : "");
 	c->close_pending = true;
-	/* The deadline is set when CONNECTION_CLOSE is first sent. */
-	c->close_deadline = UINT64_MAX;
+	/* Three PTOs from now (RFC 9000 §10.2), refreshed when the
+	 * CONNECTION_CLOSE goes out; set here too so a connection that
+	 * cannot send (amplification limit) still ends. */
+	c->close_deadline = c->now + DPQ_CONN_CLOSE_PTOS * dpq_conn_pto(c);
 	dpq_conn_set_state(c, DPQ_CONN_CLOSING);
 }
 

@@ -134,6 +134,7 @@ struct dpq_conn {
 	bool address_validated;		/* server (RFC 9000 §8.1) */
 	bool hs_failed;
 	bool discard_initial_pending;	/* client, RFC 9001 §4.9.1 */
+	bool confirm_pending;		/* client: 1-RTT packet acked */
 	uint64_t amp_recv;		/* bytes received before validation */
 	uint64_t amp_sent;
 	uint64_t created;

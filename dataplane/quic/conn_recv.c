@@ -61,6 +61,12 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 	c->stats.pkts_lost += info.packets_lost;
 	if (info.packets_acked)
 		c->pns[sp].probes = 0;
+	/* Decided inside the loss callbacks, done here: they must not call
+	 * back into loss recovery. */
+	if (c->confirm_pending) {
+		c->confirm_pending = false;
+		dpq_conn_confirm_handshake(c, now);
+	}
 	return 0;
 }
 
@@ -475,9 +481,13 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	struct dpq_frame f;
 	int rc, i;
 
-	(void)dgram_len;
 	if (op->status != 0)
 		return op->status;
+	/* RFC 9000 §14.1: a server discards Initial packets in datagrams
+	 * smaller than 1200 bytes. */
+	if (c->role == DPQ_ROLE_SERVER && h->type == DPQ_PKT_INITIAL &&
+	    dgram_len < DPQ_MIN_INITIAL_DATAGRAM)
+		return -EMSGSIZE;
 	if (c->state == DPQ_CONN_DRAINING || c->state == DPQ_CONN_CLOSED)
 		return -EPIPE;
 	if (c->state == DPQ_CONN_CLOSING) {

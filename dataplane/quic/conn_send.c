@@ -639,25 +639,19 @@ dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 
 	for (i = 0; i < 3 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
 		enum dpq_epoch e = order[i];
-		bool last;
 		size_t n;
 
 		if (!epoch_has_data(c, e, now))
 			continue;
 		/* RFC 9000 §14.1: a datagram with a client Initial (or any
-		 * ack-eliciting Initial) is padded to 1200 bytes; the last
-		 * packet in it carries the padding. */
-		last = true;
-		for (unsigned int j = i + 1; j < 3; j++)
-			if (epoch_has_data(c, order[j], now))
-				last = false;
-		if (e == DPQ_EPOCH_INITIAL &&
-		    (c->role == DPQ_ROLE_CLIENT ||
-		     dpq_sendbuf_pending(&c->cs[e].sb) ||
-		     c->pns[DPQ_PN_SPACE_INITIAL].probes > 0))
-			has_initial = true;
-		min_len = (last && has_initial &&
-				off < DPQ_MIN_INITIAL_DATAGRAM) ?
+		 * ack-eliciting Initial) is padded to 1200 bytes. The Initial
+		 * itself carries the padding: a later packet of the datagram
+		 * might turn out empty and be skipped. */
+		has_initial = e == DPQ_EPOCH_INITIAL &&
+			(c->role == DPQ_ROLE_CLIENT ||
+			 dpq_sendbuf_pending(&c->cs[e].sb) ||
+			 c->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
+		min_len = has_initial && off < DPQ_MIN_INITIAL_DATAGRAM ?
 			DPQ_MIN_INITIAL_DATAGRAM - off : 0;
 		n = build_packet(c, e, buf + off, limit - off, min_len,
 				&ops[*nops], now);
@@ -818,8 +812,8 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 	/* RFC 9001 §4.1.2: a client may take an acknowledged 1-RTT packet
 	 * as handshake confirmation. */
 	if (acked && sp == DPQ_PN_SPACE_APP && c->hs_complete &&
-	    c->role == DPQ_ROLE_CLIENT)
-		dpq_conn_confirm_handshake(c, c->now);
+	    c->role == DPQ_ROLE_CLIENT && !c->hs_confirmed)
+		c->confirm_pending = true;	/* applied after the ACK */
 }
 
 void

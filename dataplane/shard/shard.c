@@ -58,6 +58,7 @@ struct dpq_shard {
 	/* the burst being transmitted */
 	struct rte_mbuf *tx[DPQ_SHARD_BURST];
 	struct dpq_seal_op ops[DPQ_SHARD_BURST * DPQ_CONN_MAX_SEAL_OPS];
+	uint8_t tx_nops[DPQ_SHARD_BURST];	/* seal ops of each datagram */
 	unsigned int ntx, nops;
 	/* A buffer kept across polls: most connections have nothing to
 	 * send on most polls, so do not allocate and free one each time. */
@@ -341,11 +342,28 @@ tx_flush(struct dpq_shard *s)
 	/* One AEAD + header-protection burst for every datagram built. */
 	if (dpq_crypto_seal_burst(s->crypto, s->ops, (uint16_t)s->nops) !=
 	    s->nops) {
-		s->stats.tx_seal_fail++;
+		/* Never send a datagram with a packet that failed to seal:
+		 * it would leave in plaintext. */
+		unsigned int op = 0, kept = 0;
+
+		for (i = 0; i < s->ntx; i++) {
+			bool ok = true;
+			unsigned int k;
+
+			for (k = 0; k < s->tx_nops[i]; k++)
+				ok &= s->ops[op + k].status == 0;
+			op += s->tx_nops[i];
+			if (ok) {
+				s->tx[kept++] = s->tx[i];
+			} else {
+				s->stats.tx_seal_fail++;
+				rte_pktmbuf_free(s->tx[i]);
+			}
+		}
+		s->ntx = kept;
 	}
-	for (i = 0; i < s->ntx; i++) {
+	for (i = 0; i < s->ntx; i++)
 		s->stats.tx_bytes += s->tx[i]->data_len;
-	}
 	sent = dpq_driver_tx_burst(s->conf.drv, s->conf.queue, s->tx,
 			(uint16_t)s->ntx);
 	s->stats.tx_pkts += sent;
@@ -388,6 +406,7 @@ conn_transmit(struct dpq_shard *s, uint32_t idx, uint64_t now)
 		m->data_len = (uint16_t)len;
 		m->pkt_len = (uint32_t)len;
 		dpq_pkt_meta(m)->peer = sl->peer;
+		s->tx_nops[s->ntx] = (uint8_t)k;
 		s->tx[s->ntx++] = m;
 		s->nops += k;
 		n++;
@@ -563,9 +582,11 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 			dpq_conn_rx_failed(sl->c, b->ops[i].pkt, m->data_len,
 					now);
 		} else if (dpq_conn_rx_process(sl->c, &b->hdr[i], &b->ops[i],
-				m->data_len, now) == 0) {
-			/* The peer's address follows its packets (path
-			 * validation of a new address is a later issue). */
+				m->data_len, now) == 0 &&
+			   dpq_conn_handshake_confirmed(sl->c)) {
+			/* The peer's address follows its packets once the
+			 * handshake is confirmed; validating a new path
+			 * (RFC 9000 §9) comes with migration. */
 			sl->peer = dpq_pkt_meta(m)->peer;
 		}
 		rte_pktmbuf_free(m);
@@ -607,7 +628,8 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 			rx_batch_run(s, b, now);
 		return;
 	}
-	if (dpq_conn_recv(s->slots[idx].c, d, m->data_len, now) > 0)
+	if (dpq_conn_recv(s->slots[idx].c, d, m->data_len, now) > 0 &&
+	    dpq_conn_handshake_confirmed(s->slots[idx].c))
 		s->slots[idx].peer = dpq_pkt_meta(m)->peer;
 	rte_pktmbuf_free(m);
 }
