@@ -17,6 +17,7 @@
 
 #include "conn_pair.h"
 #include "dataplane/engine/errors.h"
+#include "dataplane/engine/tparams.h"
 
 /* ---- an echo server and a checking client ------------------------------ */
 
@@ -481,6 +482,65 @@ test_no_hol_blocking(void **state)
 	pair_free(&p);
 }
 
+/* ---- a peer's transport parameters at the edges -------------------- */
+
+static int
+null_hs_recv(void *hs, struct dpq_conn *c, enum dpq_epoch e,
+		const uint8_t *d, size_t len)
+{
+	(void)hs; (void)c; (void)e; (void)d; (void)len;
+	return 0;
+}
+
+static const struct dpq_hs_ops null_hs = { .recv = null_hs_recv };
+
+/* A client's max_idle_timeout of 2^61 ms must not switch the server's
+ * idle timeout off (ms -> us overflow wrapped it to 0, and an idle
+ * connection at its amplification limit then lived for ever). */
+static void
+test_huge_idle_timeout(void **state)
+{
+	struct dpq_conn_conf conf = { .role = DPQ_ROLE_SERVER };
+	struct dpq_conn_init in = { 0 };
+	struct dpq_crypto *cc = dpq_crypto_create();
+	struct dpq_tparams tp;
+	struct dpq_conn *c = NULL;
+	uint8_t blob[512], *end;
+	const uint64_t now = 1000000;
+
+	(void)state;
+	assert_non_null(cc);
+	in.conf = &conf;
+	in.crypto = cc;
+	in.hs_ops = &null_hs;
+	in.scid.len = 8;
+	memset(in.scid.bytes, 1, 8);
+	in.dcid.len = 8;
+	memset(in.dcid.bytes, 2, 8);
+	in.peer_scid.len = 8;
+	memset(in.peer_scid.bytes, 3, 8);
+	in.now = now;
+	assert_int_equal(dpq_conn_create(&in, &c), 0);
+
+	dpq_tparams_init_defaults(&tp);
+	tp.initial_scid = in.peer_scid;
+	tp.present |= DPQ_TP_BIT(DPQ_TP_INITIAL_SCID);
+	tp.max_idle_timeout = UINT64_C(1) << 61;
+	tp.present |= DPQ_TP_BIT(DPQ_TP_MAX_IDLE_TIMEOUT);
+	end = dpq_tparams_encode(blob, blob + sizeof(blob), DPQ_ROLE_CLIENT,
+			&tp);
+	assert_non_null(end);
+	assert_int_equal(dpq_conn_hs_peer_tparams(c, blob,
+			(size_t)(end - blob)), 0);
+	/* Our 30 s default still holds: a timer is armed within it. */
+	assert_true(dpq_conn_next_timeout(c) <= now + 30000000);
+	dpq_conn_on_timeout(c, now + 31000000);
+	assert_int_equal(dpq_conn_state(c), DPQ_CONN_CLOSED);
+	assert_true(dpq_conn_close_info(c)->idle);
+	dpq_conn_destroy(c);
+	dpq_crypto_destroy(cc);
+}
+
 int
 main(void)
 {
@@ -496,6 +556,7 @@ main(void)
 		cmocka_unit_test(test_amplification_limit),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_no_hol_blocking),
+		cmocka_unit_test(test_huge_idle_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
