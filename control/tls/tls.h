@@ -35,10 +35,8 @@ enum dpq_tls_level {
 };
 #define DPQ_TLS_LEVELS 4
 
-/* TLS 1.3 cipher suites usable for QUIC packet protection. */
-#define DPQ_TLS_AES_128_GCM_SHA256		0x1301
-#define DPQ_TLS_AES_256_GCM_SHA384		0x1302
-#define DPQ_TLS_CHACHA20_POLY1305_SHA256	0x1303
+/* TLS 1.3 cipher suites (DPQ_TLS_*): dataplane/crypto/suites.h */
+#include "dataplane/crypto/suites.h"
 
 /* QUIC transport parameters TLS extension (RFC 9001 §8.2). */
 #define DPQ_TLS_EXT_QUIC_TP	0x39

@@ -24,10 +24,8 @@
 #include "crypto.h"
 #include "hkdf.h"
 
-/* TLS 1.3 cipher suites usable with QUIC v1 (RFC 9001 §5.3). */
-#define DPQ_TLS_AES_128_GCM_SHA256 0x1301
-#define DPQ_TLS_AES_256_GCM_SHA384 0x1302
-#define DPQ_TLS_CHACHA20_POLY1305_SHA256 0x1303
+/* TLS 1.3 cipher suites (DPQ_TLS_*): dataplane/crypto/suites.h */
+#include "dataplane/crypto/suites.h"
 
 #define DPQ_AEAD_KEY_MAX 32
 #define DPQ_HP_KEY_MAX 32
