@@ -34,7 +34,7 @@ dpq_flow_rx_check(const struct dpq_flow_rx *fc, uint64_t new_recvd)
 {
 	/* §4.1: a receiver MUST close with FLOW_CONTROL_ERROR if the
 	 * sender violates the advertised limits. */
-	return new_recvd > fc->max ? -DPQ_TE_FLOW_CONTROL_ERROR : 0;
+	return new_recvd > fc->max ? DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR) : 0;
 }
 
 int
@@ -175,7 +175,7 @@ dpq_streams_rx_open(struct dpq_streams_rx *s, uint64_t index,
 {
 	/* §4.6: a stream id beyond the limit we sent. */
 	if (index >= s->max)
-		return -DPQ_TE_STREAM_LIMIT_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_LIMIT_ERROR);
 	if (index < s->opened)
 		return 0;
 	*first = s->opened;
@@ -205,7 +205,8 @@ int
 dpq_streams_rx_on_blocked(struct dpq_streams_rx *s, uint64_t limit)
 {
 	(void)s;
-	return limit > DPQ_STREAMS_MAX ? -DPQ_TE_FRAME_ENCODING_ERROR : 0;
+	return limit > DPQ_STREAMS_MAX ?
+	    DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR) : 0;
 }
 
 bool
@@ -243,7 +244,7 @@ dpq_streams_tx_init(struct dpq_streams_tx *s, uint64_t initial_max)
 	/* §18.2: initial_max_streams_* above 2^60 is a
 	 * TRANSPORT_PARAMETER_ERROR. */
 	if (initial_max > DPQ_STREAMS_MAX)
-		return -DPQ_TE_TRANSPORT_PARAMETER_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR);
 	s->max = initial_max;
 	return 0;
 }
@@ -254,7 +255,7 @@ dpq_streams_tx_on_max(struct dpq_streams_tx *s, uint64_t max)
 	/* §19.11: above 2^60 is a FRAME_ENCODING_ERROR; a value that
 	 * does not raise the limit is ignored. */
 	if (max > DPQ_STREAMS_MAX)
-		return -DPQ_TE_FRAME_ENCODING_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR);
 	if (max <= s->max)
 		return 0;
 	s->max = max;

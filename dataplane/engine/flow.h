@@ -25,7 +25,7 @@
  * Frames that carry a value (MAX_*, *_BLOCKED) go through due() ->
  * on_sent() -> on_lost(): a lost frame is re-queued only if its value is
  * still the current one (§13.3: send the current value, not the old one).
- * Errors are negated transport error codes (errors.h). No clock reads:
+ * Errors are transport errors, DPQ_TE_ERR(code) (errors.h). No clock reads:
  * time comes in as now, in microseconds.
  */
 #ifndef DPQ_ENGINE_FLOW_H
@@ -56,7 +56,7 @@ void dpq_flow_rx_init(struct dpq_flow_rx *fc, uint64_t window,
 		uint64_t window_max, uint64_t now);
 
 /* Would credit use new_recvd break the limit? 0 or
- * -DPQ_TE_FLOW_CONTROL_ERROR (§4.1). Changes nothing. */
+ * DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR) (§4.1). Changes nothing. */
 int dpq_flow_rx_check(const struct dpq_flow_rx *fc, uint64_t new_recvd);
 
 /* Check, then record new_recvd (values below recvd are ignored). */
@@ -133,7 +133,7 @@ void dpq_streams_rx_init(struct dpq_streams_rx *s, uint64_t window);
  * A frame names peer stream number index (stream id >> 2). Opening it
  * opens every lower one too (§3.2). Returns how many streams are new
  * (0 if index was opened already); the new ones are [*first, index].
- * -DPQ_TE_STREAM_LIMIT_ERROR if index >= max (§4.6).
+ * DPQ_TE_ERR(DPQ_TE_STREAM_LIMIT_ERROR) if index >= max (§4.6).
  */
 int64_t dpq_streams_rx_open(struct dpq_streams_rx *s, uint64_t index,
 		uint64_t *first);
@@ -145,8 +145,9 @@ int64_t dpq_streams_rx_open(struct dpq_streams_rx *s, uint64_t index,
  */
 void dpq_streams_rx_on_closed(struct dpq_streams_rx *s);
 
-/* The peer's STREAMS_BLOCKED (§19.14): -DPQ_TE_FRAME_ENCODING_ERROR if
- * limit > 2^60, else 0 (informational). */
+/* The peer's STREAMS_BLOCKED (§19.14):
+ * DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR) if limit > 2^60, else 0
+ * (informational). */
 int dpq_streams_rx_on_blocked(struct dpq_streams_rx *s, uint64_t limit);
 
 bool dpq_streams_rx_due(const struct dpq_streams_rx *s, uint64_t *value);
@@ -162,13 +163,14 @@ struct dpq_streams_tx {
 	bool blocked_pending;	/* a STREAMS_BLOCKED with max is due */
 };
 
-/* From the peer's initial_max_streams_*: -DPQ_TE_TRANSPORT_PARAMETER_ERROR
- * if above 2^60 (§18.2), else 0. */
+/* From the peer's initial_max_streams_*:
+ * DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR) if above 2^60 (§18.2),
+ * else 0. */
 int dpq_streams_tx_init(struct dpq_streams_tx *s, uint64_t initial_max);
 
 /*
- * The peer's MAX_STREAMS: -DPQ_TE_FRAME_ENCODING_ERROR if above 2^60
- * (§19.11); 1 if the limit rose, 0 if ignored (not an increase).
+ * The peer's MAX_STREAMS: DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR) if
+ * above 2^60 (§19.11); 1 if the limit rose, 0 if ignored (not an increase).
  */
 int dpq_streams_tx_on_max(struct dpq_streams_tx *s, uint64_t max);
 

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#define FEE	(-(ssize_t)DPQ_TE_FRAME_ENCODING_ERROR)
+#define FEE	(DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR))
 
 /* Read a varint field into v or fail the frame (§12.4: truncation is a
  * FRAME_ENCODING_ERROR). */
@@ -86,7 +86,7 @@ dpq_frame_decode(const uint8_t *start, const uint8_t *end, struct dpq_frame *f)
 	/* §12.4: a frame type MUST use its shortest encoding; we close with
 	 * PROTOCOL_VIOLATION as the section permits. */
 	if ((size_t)(p - start) != dpq_varint_len(t))
-		return -(ssize_t)DPQ_TE_PROTOCOL_VIOLATION;
+		return DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION);
 	f->type = t;
 
 	switch (t) {

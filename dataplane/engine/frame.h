@@ -7,11 +7,11 @@
  * a struct dpq_frame without allocating: variable-length parts (STREAM and
  * CRYPTO data, tokens, reason phrases, CIDs, ACK ranges) are pointers into
  * the payload, valid as long as the payload is. It returns the bytes
- * consumed (> 0) or a negated transport error code for the connection to
- * close with (RFC 9000 §12.4, §19):
- *   -DPQ_TE_FRAME_ENCODING_ERROR  truncated frame, unknown type, or a field
- *                                 value §19 forbids
- *   -DPQ_TE_PROTOCOL_VIOLATION    frame type not in its shortest encoding
+ * consumed (> 0) or a transport error, DPQ_TE_ERR(code) (errors.h), for
+ * the connection to close with (RFC 9000 §12.4, §19), code being:
+ *   DPQ_TE_FRAME_ENCODING_ERROR  truncated frame, unknown type, or a field
+ *                                value §19 forbids
+ *   DPQ_TE_PROTOCOL_VIOLATION    frame type not in its shortest encoding
  * Role and packet-type rules (dpq_frame_allowed(), DPQ_FTF_SERVER_ONLY) are
  * the caller's, because the decoder does not know them.
  *
@@ -185,7 +185,7 @@ struct dpq_frame {
 /*
  * Decode one frame at p; end is the end of the packet payload (a STREAM
  * frame without LEN takes everything up to end). Returns the bytes
- * consumed (> 0) or a negated transport error, see the top of this file.
+ * consumed (> 0) or a transport error, see the top of this file.
  * A run of PADDING bytes is returned as one frame with padding.len.
  */
 ssize_t dpq_frame_decode(const uint8_t *p, const uint8_t *end,

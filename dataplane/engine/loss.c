@@ -390,7 +390,7 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 		return 0;
 	/* RFC 9000 §13.1: acknowledging a packet never sent. */
 	if (s->largest_sent == DPQ_PN_NONE || ranges[0].largest > s->largest_sent)
-		return -DPQ_TE_PROTOCOL_VIOLATION;
+		return DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION);
 
 	if (s->largest_acked == DPQ_PN_NONE ||
 	    ranges[0].largest > s->largest_acked)

@@ -168,8 +168,8 @@ int dpq_loss_on_sent(struct dpq_loss *l, struct dpq_cc *cc,
  * to cc with a persistent-congestion check (§7.6), cc gets the ack, and
  * the timer is re-armed. info (may be NULL) reports what happened.
  *
- * Returns 0; -DPQ_TE_PROTOCOL_VIOLATION if it acknowledges a packet
- * number never sent in this space (RFC 9000 §13.1: close the connection
+ * Returns 0; DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION) if it acknowledges a
+ * packet number never sent in this space (RFC 9000 §13.1: close the connection
  * with that error); -EINVAL if ranges are malformed. An ACK in a
  * discarded space is ignored (0).
  */

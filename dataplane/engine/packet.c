@@ -172,7 +172,7 @@ dpq_pkt_check_reserved_bits(uint8_t first)
 
 	/* §17.2/§17.3.1: nonzero reserved bits after removing header
 	 * protection are a PROTOCOL_VIOLATION. */
-	return (first & mask) ? -DPQ_TE_PROTOCOL_VIOLATION : 0;
+	return (first & mask) ? DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION) : 0;
 }
 
 static bool

@@ -123,8 +123,8 @@ int dpq_pkt_parse(const uint8_t *p, const uint8_t *end, size_t short_dcid_len,
 
 /*
  * After header protection is removed: reserved bits must be 0 (RFC 9000
- * §17.2, §17.3.1). Returns 0, or -DPQ_TE_PROTOCOL_VIOLATION. Applies to
- * Initial, 0-RTT, Handshake and 1-RTT packets.
+ * §17.2, §17.3.1). Returns 0, or DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION).
+ * Applies to Initial, 0-RTT, Handshake and 1-RTT packets.
  */
 int dpq_pkt_check_reserved_bits(uint8_t first_unprotected);
 

@@ -71,21 +71,21 @@ dpq_recvbuf_check(const struct dpq_recvbuf *rb, uint64_t off, size_t len,
 
 	/* §19.8: offset + length cannot exceed 2^62 - 1. */
 	if (off > DPQ_VARINT_MAX || len > DPQ_VARINT_MAX - off)
-		return -DPQ_TE_FLOW_CONTROL_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR);
 	end = off + len;
 	/* §4.5: once the final size is known it cannot change, and no
 	 * data may lie beyond it. */
 	if (rb->final_size != DPQ_RECVBUF_NO_FINAL) {
 		if (end > rb->final_size)
-			return -DPQ_TE_FINAL_SIZE_ERROR;
+			return DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR);
 		if (fin && end != rb->final_size)
-			return -DPQ_TE_FINAL_SIZE_ERROR;
+			return DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR);
 	} else if (fin && end < rb->max_recv) {
 		/* §4.5: a final size below data already received. */
-		return -DPQ_TE_FINAL_SIZE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR);
 	}
 	if (end > cur_limit(rb))
-		return -(int)rb->limit_error;
+		return DPQ_TE_ERR(rb->limit_error);
 	return 0;
 }
 
@@ -220,14 +220,14 @@ int
 dpq_recvbuf_reset_check(const struct dpq_recvbuf *rb, uint64_t final_size)
 {
 	if (final_size > DPQ_VARINT_MAX)
-		return -DPQ_TE_FLOW_CONTROL_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR);
 	if (rb->final_size != DPQ_RECVBUF_NO_FINAL)
 		return final_size != rb->final_size ?
-		    -DPQ_TE_FINAL_SIZE_ERROR : 0;
+		    DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR) : 0;
 	if (final_size < rb->max_recv)
-		return -DPQ_TE_FINAL_SIZE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR);
 	if (final_size > cur_limit(rb))
-		return -(int)rb->limit_error;
+		return DPQ_TE_ERR(rb->limit_error);
 	return 0;
 }
 

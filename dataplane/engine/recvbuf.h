@@ -16,7 +16,7 @@
  * (the flow-control limit it advertised, or for CRYPTO a window above the
  * read offset), so memory is bounded too. The final-size rules of
  * RFC 9000 §4.5 are enforced here. Errors that are the peer's fault are
- * negated transport error codes (errors.h), for a CONNECTION_CLOSE.
+ * transport errors, DPQ_TE_ERR(code) (errors.h), for a CONNECTION_CLOSE.
  */
 #ifndef DPQ_ENGINE_RECVBUF_H
 #define DPQ_ENGINE_RECVBUF_H
@@ -56,7 +56,8 @@ struct dpq_recvbuf {
 
 /*
  * Stream buffer: data ending beyond limit (the flow-control limit the
- * caller advertised) fails with -DPQ_TE_FLOW_CONTROL_ERROR (§4.1).
+ * caller advertised) fails with DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR)
+ * (§4.1).
  */
 void dpq_recvbuf_init(struct dpq_recvbuf *rb, const struct dpq_mem *mem,
 		uint64_t limit);
@@ -64,7 +65,7 @@ void dpq_recvbuf_init(struct dpq_recvbuf *rb, const struct dpq_mem *mem,
 /*
  * CRYPTO buffer of one encryption level: data ending more than
  * DPQ_RECVBUF_CRYPTO_MAX above the read offset fails with
- * -DPQ_TE_CRYPTO_BUFFER_EXCEEDED (§7.5).
+ * DPQ_TE_ERR(DPQ_TE_CRYPTO_BUFFER_EXCEEDED) (§7.5).
  */
 void dpq_recvbuf_init_crypto(struct dpq_recvbuf *rb,
 		const struct dpq_mem *mem);
@@ -77,11 +78,11 @@ void dpq_recvbuf_set_limit(struct dpq_recvbuf *rb, uint64_t limit);
 
 /*
  * Check what inserting [off, off + len) (with fin) would do, changing
- * nothing: 0, or
- *   -DPQ_TE_FLOW_CONTROL_ERROR    off + len > 2^62 - 1 (§19.8), or beyond
+ * nothing: 0, or DPQ_TE_ERR(code) (errors.h) with code:
+ *   DPQ_TE_FLOW_CONTROL_ERROR     off + len > 2^62 - 1 (§19.8), or beyond
  *                                 the limit of a stream buffer (§4.1);
- *   -DPQ_TE_CRYPTO_BUFFER_EXCEEDED beyond a CRYPTO buffer's window (§7.5);
- *   -DPQ_TE_FINAL_SIZE_ERROR      data beyond a known final size, a FIN
+ *   DPQ_TE_CRYPTO_BUFFER_EXCEEDED beyond a CRYPTO buffer's window (§7.5);
+ *   DPQ_TE_FINAL_SIZE_ERROR       data beyond a known final size, a FIN
  *                                 at another final size, or a FIN below
  *                                 data already received (§4.5).
  */
@@ -121,10 +122,11 @@ bool dpq_recvbuf_all_received(const struct dpq_recvbuf *rb);
 bool dpq_recvbuf_all_read(const struct dpq_recvbuf *rb);
 
 /*
- * A RESET_STREAM announced final_size (§19.4, §4.5): -DPQ_TE_FINAL_SIZE_ERROR
- * if it contradicts a known final size or data already received, else 0
- * with the final size recorded. Buffered data is kept (the stream decides
- * whether to drop it, see dpq_recvbuf_discard()).
+ * A RESET_STREAM announced final_size (§19.4, §4.5):
+ * DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR) if it contradicts a known final
+ * size or data already received, else 0 with the final size recorded.
+ * Buffered data is kept (the stream decides whether to drop it, see
+ * dpq_recvbuf_discard()).
  */
 int dpq_recvbuf_reset(struct dpq_recvbuf *rb, uint64_t final_size);
 

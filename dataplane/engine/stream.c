@@ -94,7 +94,7 @@ dpq_stream_send_transition(struct dpq_stream *s, enum dpq_send_event ev)
 	int to = dpq_stream_send_next(s->send_state, ev);
 
 	if (to < 0)
-		return -DPQ_TE_STREAM_STATE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 	s->send_state = (enum dpq_send_state)to;
 	return 0;
 }
@@ -105,7 +105,7 @@ dpq_stream_recv_transition(struct dpq_stream *s, enum dpq_recv_event ev)
 	int to = dpq_stream_recv_next(s->recv_state, ev);
 
 	if (to < 0)
-		return -DPQ_TE_STREAM_STATE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 	s->recv_state = (enum dpq_recv_state)to;
 	return 0;
 }
@@ -151,13 +151,13 @@ dpq_stream_frame_check(uint64_t id, bool is_server, uint64_t frame_type,
 		return 0;
 	}
 	if (need_recv && !dpq_streamid_can_recv(id, is_server))
-		return -DPQ_TE_STREAM_STATE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 	if (need_send && !dpq_streamid_can_send(id, is_server))
-		return -DPQ_TE_STREAM_STATE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 	/* §19.8, §19.10, §19.5: a stream of ours we have not opened. */
 	if (dpq_streamid_is_local(id, is_server) &&
 	    dpq_streamid_index(id) >= local_opened)
-		return -DPQ_TE_STREAM_STATE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 	return 0;
 }
 
@@ -264,7 +264,7 @@ dpq_stream_on_stream(struct dpq_stream *s, struct dpq_flow_rx *conn,
 	(void)now;
 	/* §19.8: STREAM on a send-only stream: the NONE row refuses. */
 	if (dpq_stream_recv_next(s->recv_state, ev) < 0)
-		return -DPQ_TE_STREAM_STATE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 	rc = dpq_recvbuf_check(&s->rb, off, len, fin);
 	if (rc != 0)
 		return rc;
@@ -308,7 +308,7 @@ dpq_stream_on_reset_stream(struct dpq_stream *s, struct dpq_flow_rx *conn,
 
 	/* §19.4: RESET_STREAM for a send-only stream. */
 	if (dpq_stream_recv_next(s->recv_state, DPQ_REV_RECV_RESET) < 0)
-		return -DPQ_TE_STREAM_STATE_ERROR;
+		return DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 	/* §4.5: the final size must agree with what we know... */
 	rc = dpq_recvbuf_reset_check(&s->rb, final_size);
 	if (rc != 0)

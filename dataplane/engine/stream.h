@@ -9,17 +9,17 @@
  * looks the stream up by ID, checks the frame with dpq_stream_frame_check()
  * and the peer's stream limit (dpq_streams_rx_open), then calls the
  * dpq_stream_on_*() handler. Every function that a peer's frame drives
- * returns 0 or a negated transport error code (errors.h) for the
+ * returns 0 or a transport error, DPQ_TE_ERR(code) (errors.h), for the
  * connection to close with; -ENOMEM / -ENOBUFS mean "drop the packet
  * without acknowledging it".
  *
  * Each state machine has exactly one writer, a transition function that
  * looks the {state, event} pair up in a table and refuses pairs the RFC
- * does not allow with -DPQ_TE_STREAM_STATE_ERROR. A stream without a send
- * side (the peer's unidirectional stream) or receive side (ours) sits in
- * the NONE state, where every event is refused: that is how a STREAM
- * frame on our send-only stream or a MAX_STREAM_DATA on a receive-only
- * stream becomes STREAM_STATE_ERROR (§19.8, §19.10).
+ * does not allow with DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR). A stream
+ * without a send side (the peer's unidirectional stream) or receive side
+ * (ours) sits in the NONE state, where every event is refused: that is
+ * how a STREAM frame on our send-only stream or a MAX_STREAM_DATA on a
+ * receive-only stream becomes STREAM_STATE_ERROR (§19.8, §19.10).
  */
 #ifndef DPQ_ENGINE_STREAM_H
 #define DPQ_ENGINE_STREAM_H
@@ -124,8 +124,9 @@ struct dpq_stream {
 
 /*
  * The only writers of send_state / recv_state. Return 0 with the new
- * state set, or -DPQ_TE_STREAM_STATE_ERROR (state unchanged) for a pair
- * §3 does not allow. For local events a refusal is a bug in the caller.
+ * state set, or DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR) (state unchanged)
+ * for a pair §3 does not allow. For local events a refusal is a bug in
+ * the caller.
  */
 int dpq_stream_send_transition(struct dpq_stream *s, enum dpq_send_event ev);
 int dpq_stream_recv_transition(struct dpq_stream *s, enum dpq_recv_event ev);
@@ -140,7 +141,8 @@ const char *dpq_stream_recv_state_str(enum dpq_recv_state st);
 /*
  * Can a frame of this type name stream id at all, before any stream is
  * looked up? local_opened: streams of id's type we have opened (only used
- * when id is ours). Returns 0 or -DPQ_TE_STREAM_STATE_ERROR for: STREAM,
+ * when id is ours). Returns 0 or DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR)
+ * for: STREAM,
  * RESET_STREAM or STREAM_DATA_BLOCKED on our unidirectional stream
  * (§19.8, §19.4, §19.13); MAX_STREAM_DATA or STOP_SENDING on the peer's
  * unidirectional stream (§19.10, §19.5); any of them on a stream of ours

@@ -15,7 +15,7 @@
 
 #include "dataplane/engine/varint.h"
 
-#define TPE	(-(int)DPQ_TE_TRANSPORT_PARAMETER_ERROR)
+#define TPE	(DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR))
 
 /* §18.2 layout of preferred_address without the CID. */
 #define PREF_ADDR_FIXED	(4 + 2 + 16 + 2 + 1 + DPQ_RESET_TOKEN_LEN)

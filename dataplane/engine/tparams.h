@@ -9,8 +9,9 @@
  * (RFC 9001 §8.2); this module only sees its bytes. Pure C, no I/O, no
  * allocation; safe from any thread.
  *
- * Error channel: 0 on success or -DPQ_TE_TRANSPORT_PARAMETER_ERROR, the
- * code RFC 9000 prescribes for every violation handled here.
+ * Error channel: 0 on success or
+ * DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR) (errors.h), the code RFC
+ * 9000 prescribes for every violation handled here.
  */
 #ifndef DPQ_ENGINE_TPARAMS_H
 #define DPQ_ENGINE_TPARAMS_H
@@ -155,11 +156,12 @@ uint8_t *dpq_tparams_encode(uint8_t *p, const uint8_t *end,
  * keep_ids[0..n_keep) are kept in tp->ext (keep_ids == NULL: keep any
  * unknown id, up to DPQ_TPARAMS_MAX_EXT; the rest count in n_ext_dropped).
  *
- * Returns 0, or -DPQ_TE_TRANSPORT_PARAMETER_ERROR for: a truncated
- * parameter, a blob longer than DPQ_TPARAMS_MAX_LEN, a duplicate (§7.4;
- * §18.2 ids and kept ids), a server-only parameter from a client (§18.2),
- * a value whose length does not match its type, max_udp_payload_size <
- * 1200, ack_delay_exponent > 20, max_ack_delay >= 2^14,
+ * Returns 0, or DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR) for: a
+ * truncated parameter, a blob longer than DPQ_TPARAMS_MAX_LEN, a
+ * duplicate (§7.4; §18.2 ids and kept ids), a server-only parameter from
+ * a client (§18.2), a value whose length does not match its type,
+ * max_udp_payload_size < 1200, ack_delay_exponent > 20, max_ack_delay
+ * >= 2^14,
  * active_connection_id_limit < 2, initial_max_streams_* > 2^60, a CID
  * longer than 20, a preferred_address with a zero-length CID (§18.2).
  */
@@ -187,7 +189,7 @@ struct dpq_cid_auth {
  *    then equal to a->retry_scid;
  *  - local client: no preferred_address from a server using a zero-length
  *    CID (§18.2).
- * Returns 0 or -DPQ_TE_TRANSPORT_PARAMETER_ERROR.
+ * Returns 0 or DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR).
  */
 int dpq_tparams_check_cids(const struct dpq_tparams *peer,
 		enum dpq_role local, const struct dpq_cid_auth *a);

@@ -382,7 +382,7 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 	auth.retry_scid = c->retry_scid;
 	rc = dpq_tparams_check_cids(tp, c->role, &auth);
 	if (rc != 0)
-		return (uint64_t)-rc;
+		return dpq_err_transport_code(rc);
 	c->peer_tp_set = true;
 
 	/* RFC 9000 §10.1: the idle timeout is the smaller non-zero one.

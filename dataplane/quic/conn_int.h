@@ -209,7 +209,8 @@ dpq_conn_is_closing(const struct dpq_conn *c)
 /* conn_stream.c */
 struct dpq_qstream *dpq_conn_stream_find(struct dpq_conn *c, uint64_t id);
 /* Find or, for a peer-initiated id within limits, create. *err gets a
- * negated transport error when the frame must close the connection. */
+ * transport error DPQ_TE_ERR(code) when the frame must close the
+ * connection. */
 struct dpq_qstream *dpq_conn_stream_get_peer(struct dpq_conn *c, uint64_t id,
 		uint64_t frame_type, int *err);
 void dpq_conn_stream_schedule(struct dpq_conn *c, struct dpq_qstream *qs);

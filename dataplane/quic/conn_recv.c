@@ -20,11 +20,21 @@
  * asynchronously, so a Handshake packet coalesced behind the Initial that
  * carries the ServerHello arrives before its keys. */
 
+/* Close with the transport error a callee returned (DPQ_TE_ERR(code),
+ * errors.h); anything else is our own failure: INTERNAL_ERROR. */
 static int
 close_err(struct dpq_conn *c, int err, uint64_t ftype, const char *why)
 {
-	dpq_conn_close_transport(c, (uint64_t)-err, ftype, why);
+	dpq_conn_close_transport(c, dpq_err_transport_code(err), ftype, why);
 	return err;
+}
+
+/* Close with transport error code; returns DPQ_TE_ERR(code). */
+static int
+close_te(struct dpq_conn *c, enum dpq_transport_error code, uint64_t ftype,
+		const char *why)
+{
+	return close_err(c, DPQ_TE_ERR(code), ftype, why);
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -42,7 +52,7 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 
 	n = dpq_loss_ack_ranges(&f->ack, ranges, DPQ_LOSS_MAX_ACK_RANGES);
 	if (n == 0)
-		return close_err(c, -DPQ_TE_FRAME_ENCODING_ERROR, f->type,
+		return close_te(c, DPQ_TE_FRAME_ENCODING_ERROR, f->type,
 				"bad ACK ranges");
 	/* RFC 9000 §19.3: ACK Delay is scaled by the peer's exponent; Initial
 	 * and Handshake ACK delays are not used (RFC 9002 §5.3). */
@@ -52,10 +62,10 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 	rc = dpq_loss_on_ack(&c->loss, &c->cc, sp, ranges, n, delay,
 			f->type == DPQ_FT_ACK_ECN ? &f->ack.ecn : NULL, now,
 			&cb, &info);
-	if (rc == -DPQ_TE_PROTOCOL_VIOLATION)
+	if (rc == DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION))
 		return close_err(c, rc, f->type, "ACK of an unsent packet");
 	if (rc != 0)
-		return close_err(c, -DPQ_TE_FRAME_ENCODING_ERROR, f->type,
+		return close_te(c, DPQ_TE_FRAME_ENCODING_ERROR, f->type,
 				"bad ACK");
 	c->stats.pkts_acked += info.packets_acked;
 	c->stats.pkts_lost += info.packets_lost;
@@ -77,17 +87,18 @@ on_crypto(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 	int rc;
 
 	if (e == DPQ_EPOCH_0RTT)	/* excluded by the frame table */
-		return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, f->type,
+		return close_te(c, DPQ_TE_PROTOCOL_VIOLATION, f->type,
 				"CRYPTO in 0-RTT");
 	if (c->pns[dpq_epoch_space(e)].discarded)
 		return 0;
 	rc = dpq_recvbuf_insert(&c->cs[e].rb, f->crypto.offset,
 			f->crypto.data, f->crypto.len, false);
-	if (rc == -ENOMEM || rc == -ENOBUFS)
-		return rc;	/* drop the packet unacknowledged */
+	if (rc < 0 && !dpq_err_is_transport(rc))
+		return rc;	/* -ENOMEM...: drop the packet unacknowledged */
+	if (rc == DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR))
+		rc = DPQ_TE_ERR(DPQ_TE_CRYPTO_BUFFER_EXCEEDED);
 	if (rc < 0)
-		return close_err(c, rc == -DPQ_TE_FLOW_CONTROL_ERROR ?
-				-DPQ_TE_CRYPTO_BUFFER_EXCEEDED : rc, f->type,
+		return close_err(c, rc, f->type,
 				"CRYPTO data beyond the buffer");
 	if (dpq_recvbuf_readable(&c->cs[e].rb) > 0)
 		*deliver = true;
@@ -107,8 +118,8 @@ on_stream_frame(struct dpq_conn *c, const struct dpq_frame *f, uint64_t now)
 		return 0;	/* already closed: late retransmission */
 	rc = dpq_stream_on_stream(&qs->s, &c->rx_fc, f->stream.offset,
 			f->stream.data, f->stream.len, f->stream.fin, now);
-	if (rc == -ENOMEM || rc == -ENOBUFS)
-		return rc;
+	if (rc < 0 && !dpq_err_is_transport(rc))
+		return rc;	/* -ENOMEM...: drop the packet unacknowledged */
 	if (rc < 0)
 		return close_err(c, rc, f->type, "STREAM frame refused");
 	c->stats.stream_bytes_recv += f->stream.len;
@@ -141,7 +152,7 @@ on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
 	bool current_retired = false;
 
 	if (c->dcid.len == 0)
-		return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, f->type,
+		return close_te(c, DPQ_TE_PROTOCOL_VIOLATION, f->type,
 				"NEW_CONNECTION_ID with zero-length CIDs");
 	dpq_cid_set(&cid, f->new_cid.cid, f->new_cid.cid_len);
 	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++) {
@@ -156,7 +167,7 @@ on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
 			if (!dpq_cid_eq(&p->cid, &cid) ||
 			    memcmp(p->reset_token, f->new_cid.reset_token,
 				    DPQ_RESET_TOKEN_LEN) != 0)
-				return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION,
+				return close_te(c, DPQ_TE_PROTOCOL_VIOLATION,
 						f->type, "CID sequence reused");
 			return 0;	/* retransmission */
 		}
@@ -185,7 +196,7 @@ on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
 	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++)
 		active += c->peer_cids[i].used;
 	if (slot == DPQ_CONN_PEER_CIDS || active >= DPQ_CONN_PEER_CIDS)
-		return close_err(c, -DPQ_TE_CONNECTION_ID_LIMIT_ERROR, f->type,
+		return close_te(c, DPQ_TE_CONNECTION_ID_LIMIT_ERROR, f->type,
 				"more CIDs than active_connection_id_limit");
 	c->peer_cids[slot].cid = cid;
 	c->peer_cids[slot].seq = f->new_cid.seq;
@@ -198,8 +209,9 @@ on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
 	return 0;
 }
 
-/* Dispatch one frame; returns 0, a negated transport error (already
- * closing), or -ENOMEM/-ENOBUFS (drop the packet, do not acknowledge). */
+/* Dispatch one frame; returns 0, a transport error DPQ_TE_ERR(code)
+ * (already closing), or -errno such as -ENOMEM/-ENOBUFS (drop the packet,
+ * do not acknowledge). */
 static int
 on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 		bool deliver[DPQ_EPOCH_COUNT], uint64_t now)
@@ -306,7 +318,7 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 		 * never sent). Retiring 0 leaves us nothing to switch to:
 		 * ignore, the peer keeps using it. */
 		if (f->retire_cid.seq > 0)
-			return close_err(c, -DPQ_TE_PROTOCOL_VIOLATION,
+			return close_te(c, DPQ_TE_PROTOCOL_VIOLATION,
 					f->type, "RETIRE of an unissued CID");
 		return 0;
 	case DPQ_FT_PATH_CHALLENGE:
@@ -334,7 +346,7 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 		dpq_conn_confirm_handshake(c, now);
 		return 0;
 	default:
-		return close_err(c, -DPQ_TE_FRAME_ENCODING_ERROR, f->type,
+		return close_te(c, DPQ_TE_FRAME_ENCODING_ERROR, f->type,
 				"unknown frame");
 	}
 }
@@ -500,7 +512,7 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	}
 	/* §17.2, §17.3.1: reserved bits after removing protection. */
 	if (dpq_pkt_check_reserved_bits(op->first_byte) != 0) {
-		close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, 0,
+		close_te(c, DPQ_TE_PROTOCOL_VIOLATION, 0,
 				"reserved bits set");
 		return -EPROTO;
 	}
@@ -525,7 +537,7 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	end = op->pkt + op->len - DPQ_CRYPTO_TAG_LEN;
 	if (p >= end) {
 		/* §12.4: a packet without frames. */
-		close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, 0, "empty packet");
+		close_te(c, DPQ_TE_PROTOCOL_VIOLATION, 0, "empty packet");
 		return -EPROTO;
 	}
 	while (p < end) {
@@ -540,7 +552,7 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		if (!dpq_frame_allowed(f.type, h->type) ||
 		    (c->role == DPQ_ROLE_SERVER && fi != NULL &&
 		     (fi->flags & DPQ_FTF_SERVER_ONLY))) {
-			close_err(c, -DPQ_TE_PROTOCOL_VIOLATION, f.type,
+			close_te(c, DPQ_TE_PROTOCOL_VIOLATION, f.type,
 					"frame not allowed here");
 			return -EPROTO;
 		}
@@ -629,7 +641,7 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 	if (rc != 0) {
 		/* Without a parsed header the rest of the datagram is lost
 		 * (§12.2); other refusals skip just this packet. */
-		if (rc <= DPQ_ERR_TRUNCATED)
+		if (dpq_err_is_codec(rc))
 			*stop = true;
 		return 0;
 	}

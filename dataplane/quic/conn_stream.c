@@ -179,7 +179,7 @@ dpq_conn_stream_get_peer(struct dpq_conn *c, uint64_t id,
 
 		qs = stream_create(c, sid);
 		if (qs == NULL) {
-			*err = -DPQ_TE_INTERNAL_ERROR;
+			*err = DPQ_TE_ERR(DPQ_TE_INTERNAL_ERROR);
 			return NULL;
 		}
 		if (c->app != NULL && c->app->on_stream_open != NULL)

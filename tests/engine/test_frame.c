@@ -16,8 +16,8 @@
 #include "dataplane/engine/frame.h"
 #include "tests/engine/engine_test.h"
 
-#define FEE	(-(ssize_t)DPQ_TE_FRAME_ENCODING_ERROR)
-#define PV	(-(ssize_t)DPQ_TE_PROTOCOL_VIOLATION)
+#define FEE	(DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR))
+#define PV	(DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION))
 
 static const uint8_t data300[300] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 static const uint8_t cid20[20] = { 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5 };

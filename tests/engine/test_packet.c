@@ -338,14 +338,14 @@ test_fixed_and_reserved_bits(void **state)
 	/* reserved bits after HP removal */
 	assert_int_equal(dpq_pkt_check_reserved_bits(0xc3), 0);
 	assert_int_equal(dpq_pkt_check_reserved_bits(0xc0 | 0x04),
-			-DPQ_TE_PROTOCOL_VIOLATION);
+			DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION));
 	assert_int_equal(dpq_pkt_check_reserved_bits(0xc0 | 0x08),
-			-DPQ_TE_PROTOCOL_VIOLATION);
+			DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION));
 	assert_int_equal(dpq_pkt_check_reserved_bits(0x40 | 0x27), 0);
 	assert_int_equal(dpq_pkt_check_reserved_bits(0x40 | 0x08),
-			-DPQ_TE_PROTOCOL_VIOLATION);
+			DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION));
 	assert_int_equal(dpq_pkt_check_reserved_bits(0x40 | 0x10),
-			-DPQ_TE_PROTOCOL_VIOLATION);
+			DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION));
 }
 
 static void

@@ -16,7 +16,7 @@
 #include "dataplane/engine/varint.h"
 #include "tests/engine/engine_test.h"
 
-#define TPE	(-(int)DPQ_TE_TRANSPORT_PARAMETER_ERROR)
+#define TPE	(DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR))
 
 /* RFC 9001 A.2: the client's quic_transport_parameters (extension 0x39
  * body, 0x32 = 50 bytes). */

@@ -18,6 +18,7 @@
 #include "conn_pair.h"
 #include "dataplane/engine/errors.h"
 #include "dataplane/engine/tparams.h"
+#include "dataplane/quic/conn_int.h"
 
 /* ---- an echo server and a checking client ------------------------------ */
 
@@ -541,6 +542,89 @@ test_huge_idle_timeout(void **state)
 	dpq_crypto_destroy(cc);
 }
 
+/* ---- a peer's protocol error reaches its CONNECTION_CLOSE ------------- */
+
+/* Seal payload as the client's next 1-RTT packet and hand it to the
+ * server, as if the client's engine had built it. */
+static void
+inject_1rtt(struct pair *p, const uint8_t *payload, size_t len)
+{
+	struct dpq_conn *c = p->client;
+	uint8_t pkt[PAIR_MTU];
+	struct dpq_seal_op op = { 0 };
+	size_t off = 0;
+	uint64_t pn = c->pns[DPQ_PN_SPACE_APP].next_pn++;
+
+	pkt[off++] = (uint8_t)(0x40 | (c->key_phase << 2) | 3);
+	memcpy(pkt + off, c->dcid.bytes, c->dcid.len);
+	off += c->dcid.len;
+	for (int i = 3; i >= 0; i--)
+		pkt[off++] = (uint8_t)(pn >> (8 * i));
+	op.pn_offset = (uint16_t)(off - 4);
+	op.pn_len = 4;
+	memcpy(pkt + off, payload, len);
+	off += len;
+	while (off < op.pn_offset + 4u + 16u)	/* RFC 9001 §5.4.2 sample */
+		pkt[off++] = 0;
+	op.key = c->tx[DPQ_EPOCH_1RTT];
+	op.pkt = pkt;
+	op.pn = pn;
+	op.len = (uint16_t)off;
+	assert_int_equal(dpq_crypto_seal_burst(p->crypto, &op, 1), 1);
+	dpq_conn_recv(p->server, pkt, off + DPQ_CRYPTO_TAG_LEN, p->now);
+}
+
+/* The transport error a decoder or a buffer returns is the code of the
+ * server's CONNECTION_CLOSE, and the client receives that same code. */
+static void
+expect_close_code(const uint8_t *payload, size_t len, uint64_t code,
+		uint64_t seed)
+{
+	const struct dpq_conn_close_info *ci;
+	struct pair p;
+
+	pair_init(&p, 0, NULL, 5000, 0, seed);
+	pair_start(&p);
+	assert_true(pair_run(&p, both_established, NULL, 5000000));
+	inject_1rtt(&p, payload, len);
+	ci = dpq_conn_close_info(p.server);
+	assert_int_equal(dpq_conn_state(p.server), DPQ_CONN_CLOSING);
+	assert_false(ci->remote);
+	assert_false(ci->app);
+	assert_int_equal(ci->error_code, code);
+	assert_true(pair_run(&p, closed_both, NULL, 10000000));
+	ci = dpq_conn_close_info(p.client);
+	assert_true(ci->remote);
+	assert_false(ci->app);
+	assert_int_equal(ci->error_code, code);
+	pair_free(&p);
+}
+
+static void
+test_frame_error_close_code(void **state)
+{
+	/* STREAM with LEN, 255 bytes announced, 1 present (§19.8). */
+	const uint8_t trunc_stream[] = { 0x0a, 0x00, 0x40, 0xff, 0x01 };
+	/* PING in a two-byte type encoding (§12.4). */
+	const uint8_t long_ping[] = { 0x40, 0x01 };
+	/* STREAM 0 at offset 2^40: beyond the stream's credit (§4.1). */
+	const uint8_t past_credit[] = { 0x0e, 0x00, 0xc0, 0, 0, 0x01, 0, 0, 0,
+		0, 0x01, 0x55 };
+	/* 1-RTT CRYPTO at offset 2^20: beyond the CRYPTO buffer (§7.5). */
+	const uint8_t past_crypto[] = { 0x06, 0x80, 0x10, 0x00, 0x00, 0x01,
+		0x55 };
+
+	(void)state;
+	expect_close_code(trunc_stream, sizeof(trunc_stream),
+			DPQ_TE_FRAME_ENCODING_ERROR, 30);
+	expect_close_code(long_ping, sizeof(long_ping),
+			DPQ_TE_PROTOCOL_VIOLATION, 31);
+	expect_close_code(past_credit, sizeof(past_credit),
+			DPQ_TE_FLOW_CONTROL_ERROR, 32);
+	expect_close_code(past_crypto, sizeof(past_crypto),
+			DPQ_TE_CRYPTO_BUFFER_EXCEEDED, 33);
+}
+
 int
 main(void)
 {
@@ -557,6 +641,7 @@ main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_no_hol_blocking),
 		cmocka_unit_test(test_huge_idle_timeout),
+		cmocka_unit_test(test_frame_error_close_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -419,11 +419,11 @@ test_bad_acks(void **state)
 	fx_init(&f, true, true);
 	/* RFC 9000 §13.1: nothing sent yet */
 	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 0, 0, NULL),
-			-DPQ_TE_PROTOCOL_VIOLATION);
+			DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION));
 	send(&f, DPQ_PN_SPACE_APP, 0, 0);
 	send(&f, DPQ_PN_SPACE_APP, 1, 0);
 	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 2, 0, NULL),
-			-DPQ_TE_PROTOCOL_VIOLATION);
+			DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION));
 	/* malformed ranges */
 	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 1, 0, 0, NULL), -EINVAL);
 	r[0] = (struct dpq_ack_range){ 1, 1 };

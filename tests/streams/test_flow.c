@@ -24,14 +24,14 @@ test_overrun_by_one(void **state)
 	dpq_flow_rx_init(&fc, 1000, 1000, 0);
 	assert_int_equal(dpq_flow_rx_on_recv(&fc, 1000), 0);
 	assert_int_equal(dpq_flow_rx_on_recv(&fc, 1001),
-			-DPQ_TE_FLOW_CONTROL_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR));
 	assert_int_equal(fc.recvd, 1000);
 	assert_int_equal(dpq_flow_rx_check(&fc, 999), 0);
 	/* Once the limit moves, the same byte is fine. */
 	dpq_flow_rx_consume(&fc, 1000, 10, 0);
 	assert_int_equal(dpq_flow_rx_on_recv(&fc, 1001), 0);
 	assert_int_equal(dpq_flow_rx_check(&fc, 2001),
-			-DPQ_TE_FLOW_CONTROL_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR));
 }
 
 static void
@@ -175,7 +175,7 @@ test_stream_limits_rx(void **state)
 	assert_int_equal(first, 6);
 	/* Number 10 needs a limit of 11. */
 	assert_int_equal(dpq_streams_rx_open(&s, 10, &first),
-			-DPQ_TE_STREAM_LIMIT_ERROR);
+			DPQ_TE_ERR(DPQ_TE_STREAM_LIMIT_ERROR));
 	/* Closing gives credit back, announced per half window. */
 	for (i = 0; i < 4; i++) {
 		dpq_streams_rx_on_closed(&s);
@@ -190,11 +190,11 @@ test_stream_limits_rx(void **state)
 	assert_true(dpq_streams_rx_due(&s, &v));
 	assert_int_equal(dpq_streams_rx_open(&s, 14, &first), 5);
 	assert_int_equal(dpq_streams_rx_open(&s, 15, &first),
-			-DPQ_TE_STREAM_LIMIT_ERROR);
+			DPQ_TE_ERR(DPQ_TE_STREAM_LIMIT_ERROR));
 	/* STREAMS_BLOCKED above 2^60 is an encoding error (§19.14). */
 	assert_int_equal(dpq_streams_rx_on_blocked(&s, DPQ_STREAMS_MAX), 0);
 	assert_int_equal(dpq_streams_rx_on_blocked(&s, DPQ_STREAMS_MAX + 1),
-			-DPQ_TE_FRAME_ENCODING_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR));
 
 	/* Near 2^60 the limit stops there. */
 	dpq_streams_rx_init(&s, UINT64_MAX);
@@ -215,12 +215,12 @@ test_stream_limits_tx(void **state)
 	(void)state;
 	/* §18.2 / §19.11: values above 2^60 refused. */
 	assert_int_equal(dpq_streams_tx_init(&s, DPQ_STREAMS_MAX + 1),
-			-DPQ_TE_TRANSPORT_PARAMETER_ERROR);
+			DPQ_TE_ERR(DPQ_TE_TRANSPORT_PARAMETER_ERROR));
 	assert_int_equal(dpq_streams_tx_init(&s, 2), 0);
 	assert_int_equal(dpq_streams_tx_on_max(&s, DPQ_STREAMS_MAX + 1),
-			-DPQ_TE_FRAME_ENCODING_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR));
 	assert_int_equal(dpq_streams_tx_on_max(&s, UINT64_MAX),
-			-DPQ_TE_FRAME_ENCODING_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR));
 	assert_int_equal(s.max, 2);
 	assert_int_equal(dpq_streams_tx_open(&s, &idx), 0);
 	assert_int_equal(idx, 0);

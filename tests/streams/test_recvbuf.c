@@ -16,6 +16,8 @@
 #include "streams_test.h"
 
 #define BIG	(UINT64_C(1) << 40)
+#define FSE	DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR)
+#define FCE	DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR)
 
 /* Read everything readable, check it against the pattern. */
 static uint64_t
@@ -196,30 +198,30 @@ test_final_size_errors(void **state)
 	/* Data beyond a known final size. */
 	dpq_recvbuf_init(&rb, &m, BIG);
 	assert_int_equal(ins(&rb, 0, 100, true), 0);
-	assert_int_equal(ins(&rb, 100, 1, false), -DPQ_TE_FINAL_SIZE_ERROR);
-	assert_int_equal(ins(&rb, 50, 51, false), -DPQ_TE_FINAL_SIZE_ERROR);
+	assert_int_equal(ins(&rb, 100, 1, false), FSE);
+	assert_int_equal(ins(&rb, 50, 51, false), FSE);
 	/* Same final size again, and data inside it: fine. */
 	assert_int_equal(ins(&rb, 50, 50, true), 0);
 	assert_int_equal(ins(&rb, 100, 0, true), 0);
 	assert_int_equal(ins(&rb, 10, 10, false), 0);
 	/* A different final size, lower or higher. */
-	assert_int_equal(ins(&rb, 0, 99, true), -DPQ_TE_FINAL_SIZE_ERROR);
-	assert_int_equal(ins(&rb, 101, 0, true), -DPQ_TE_FINAL_SIZE_ERROR);
+	assert_int_equal(ins(&rb, 0, 99, true), FSE);
+	assert_int_equal(ins(&rb, 101, 0, true), FSE);
 	/* RESET_STREAM with another final size; with the same one: ok. */
-	assert_int_equal(dpq_recvbuf_reset(&rb, 99), -DPQ_TE_FINAL_SIZE_ERROR);
+	assert_int_equal(dpq_recvbuf_reset(&rb, 99), FSE);
 	assert_int_equal(dpq_recvbuf_reset(&rb, 100), 0);
 	dpq_recvbuf_free(&rb);
 
 	/* A FIN below data already received (out of order). */
 	dpq_recvbuf_init(&rb, &m, BIG);
 	assert_int_equal(ins(&rb, 1000, 10, false), 0);
-	assert_int_equal(ins(&rb, 0, 500, true), -DPQ_TE_FINAL_SIZE_ERROR);
-	assert_int_equal(ins(&rb, 0, 0, true), -DPQ_TE_FINAL_SIZE_ERROR);
+	assert_int_equal(ins(&rb, 0, 500, true), FSE);
+	assert_int_equal(ins(&rb, 0, 0, true), FSE);
 	assert_false(dpq_recvbuf_final_known(&rb));
 	/* RESET_STREAM below received data. */
-	assert_int_equal(dpq_recvbuf_reset(&rb, 1009), -DPQ_TE_FINAL_SIZE_ERROR);
+	assert_int_equal(dpq_recvbuf_reset(&rb, 1009), FSE);
 	assert_int_equal(dpq_recvbuf_reset(&rb, 1010), 0);
-	assert_int_equal(ins(&rb, 1010, 1, false), -DPQ_TE_FINAL_SIZE_ERROR);
+	assert_int_equal(ins(&rb, 1010, 1, false), FSE);
 	dpq_recvbuf_free(&rb);
 	assert_int_equal(ta.live, 0);
 }
@@ -234,33 +236,33 @@ test_limit_exceeded(void **state)
 	(void)state;
 	dpq_recvbuf_init(&rb, &m, 1000);
 	assert_int_equal(ins(&rb, 990, 10, false), 0);
-	assert_int_equal(ins(&rb, 990, 11, false), -DPQ_TE_FLOW_CONTROL_ERROR);
+	assert_int_equal(ins(&rb, 990, 11, false), FCE);
 	assert_int_equal(ins(&rb, 1000, 0, true), 0);	/* at the limit */
 	dpq_recvbuf_free(&rb);
 
 	dpq_recvbuf_init(&rb, &m, 1000);
-	assert_int_equal(ins(&rb, 1001, 0, false), -DPQ_TE_FLOW_CONTROL_ERROR);
+	assert_int_equal(ins(&rb, 1001, 0, false), FCE);
 	dpq_recvbuf_set_limit(&rb, 2000);
 	assert_int_equal(ins(&rb, 1001, 999, false), 0);
 	dpq_recvbuf_set_limit(&rb, 10);		/* never lowered */
 	assert_int_equal(ins(&rb, 1500, 10, false), 0);
 	/* §19.8: offset + length above 2^62 - 1. */
 	assert_int_equal(dpq_recvbuf_check(&rb, (UINT64_C(1) << 62) - 1, 1,
-			false), -DPQ_TE_FLOW_CONTROL_ERROR);
+			false), DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR));
 	assert_int_equal(dpq_recvbuf_check(&rb, UINT64_MAX, 1, false),
-			-DPQ_TE_FLOW_CONTROL_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR));
 	dpq_recvbuf_free(&rb);
 
 	/* CRYPTO: a window above the read offset, then the window moves. */
 	dpq_recvbuf_init_crypto(&rb, &m);
 	assert_int_equal(ins(&rb, 0, 100, false), 0);
 	assert_int_equal(ins(&rb, DPQ_RECVBUF_CRYPTO_MAX, 1, false),
-			-DPQ_TE_CRYPTO_BUFFER_EXCEEDED);
+			DPQ_TE_ERR(DPQ_TE_CRYPTO_BUFFER_EXCEEDED));
 	assert_int_equal(ins(&rb, DPQ_RECVBUF_CRYPTO_MAX - 1, 1, false), 0);
 	assert_int_equal(drain_check(&rb), 100);
 	assert_int_equal(ins(&rb, DPQ_RECVBUF_CRYPTO_MAX, 100, false), 0);
 	assert_int_equal(ins(&rb, DPQ_RECVBUF_CRYPTO_MAX + 100, 1, false),
-			-DPQ_TE_CRYPTO_BUFFER_EXCEEDED);
+			DPQ_TE_ERR(DPQ_TE_CRYPTO_BUFFER_EXCEEDED));
 	dpq_recvbuf_free(&rb);
 	assert_int_equal(ta.live, 0);
 }
@@ -361,7 +363,7 @@ test_discard(void **state)
 	assert_int_equal(ta.live, 0);
 	assert_int_equal(rb.read_off, 35000);
 	assert_true(dpq_recvbuf_all_read(&rb));
-	assert_int_equal(ins(&rb, 30000, 5001, false), -DPQ_TE_FINAL_SIZE_ERROR);
+	assert_int_equal(ins(&rb, 30000, 5001, false), FSE);
 	dpq_recvbuf_free(&rb);
 }
 

@@ -17,6 +17,8 @@
 #include "dataplane/engine/stream.h"
 #include "streams_test.h"
 
+#define SSE	DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR)
+
 static void
 test_streamid_types(void **state)
 {
@@ -156,7 +158,7 @@ test_send_transitions_all_pairs(void **state)
 			s.send_state = st;
 			rc = dpq_stream_send_transition(&s, ev);
 			if (want < 0) {
-				assert_int_equal(rc, -DPQ_TE_STREAM_STATE_ERROR);
+				assert_int_equal(rc, SSE);
 				assert_int_equal(s.send_state, st);
 				illegal++;
 			} else {
@@ -189,7 +191,7 @@ test_recv_transitions_all_pairs(void **state)
 			s.recv_state = st;
 			rc = dpq_stream_recv_transition(&s, ev);
 			if (want < 0) {
-				assert_int_equal(rc, -DPQ_TE_STREAM_STATE_ERROR);
+				assert_int_equal(rc, SSE);
 				assert_int_equal(s.recv_state, st);
 			} else {
 				assert_int_equal(rc, 0);
@@ -205,7 +207,7 @@ test_recv_transitions_all_pairs(void **state)
 static void
 test_frame_check(void **state)
 {
-	const int E = -DPQ_TE_STREAM_STATE_ERROR;
+	const int E = DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR);
 
 	(void)state;
 	/* We are the server; client uni 2 is receive-only for us, server
@@ -315,11 +317,11 @@ test_stream_wrong_direction(void **state)
 	dpq_stream_init(&s, &m, 3, true, &params, 0);
 	assert_int_equal(s.recv_state, DPQ_RECV_NONE);
 	assert_int_equal(dpq_stream_on_stream(&s, &conn, 0, &b, 1, false, 0),
-			-DPQ_TE_STREAM_STATE_ERROR);
+			DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR));
 	assert_int_equal(dpq_stream_on_reset_stream(&s, &conn, 1, 0, 0, 0),
-			-DPQ_TE_STREAM_STATE_ERROR);
+			DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR));
 	assert_int_equal(dpq_stream_on_stream_data_blocked(&s, 0),
-			-DPQ_TE_STREAM_STATE_ERROR);
+			DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR));
 	assert_int_equal(dpq_stream_on_max_stream_data(&s, 9000), 0);
 	assert_int_equal(s.tx_fc.max, 9000);
 	dpq_stream_free(&s);
@@ -327,9 +329,9 @@ test_stream_wrong_direction(void **state)
 	dpq_stream_init(&s, &m, 2, true, &params, 0);
 	assert_int_equal(s.send_state, DPQ_SEND_NONE);
 	assert_int_equal(dpq_stream_on_max_stream_data(&s, 9000),
-			-DPQ_TE_STREAM_STATE_ERROR);
+			DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR));
 	assert_int_equal(dpq_stream_on_stop_sending(&s, 7),
-			-DPQ_TE_STREAM_STATE_ERROR);
+			DPQ_TE_ERR(DPQ_TE_STREAM_STATE_ERROR));
 	assert_int_equal(dpq_stream_write(&s, &b, 1, false), -EPIPE);
 	assert_int_equal(dpq_stream_reset(&s, 1), -EPIPE);
 	assert_int_equal(dpq_stream_on_stream(&s, &conn, 0, &b, 1, true, 0), 0);
@@ -352,22 +354,22 @@ test_stream_flow_errors(void **state)
 	dpq_stream_init(&s2, &m, 4, true, &params, 0);
 	/* Stream limit 10000: one byte over. */
 	assert_int_equal(dpq_stream_on_stream(&s, &conn, 0, data, 10001, false,
-			0), -DPQ_TE_FLOW_CONTROL_ERROR);
+			0), DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR));
 	assert_int_equal(conn.recvd, 0);
 	assert_int_equal(dpq_stream_on_stream(&s, &conn, 9000, data, 1000,
 			false, 0), 0);
 	/* Connection limit 15000: 10000 used, 5001 more is over. */
 	assert_int_equal(dpq_stream_on_stream(&s2, &conn, 5000, data, 1, false,
-			0), -DPQ_TE_FLOW_CONTROL_ERROR);
+			0), DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR));
 	assert_int_equal(dpq_stream_on_stream(&s2, &conn, 4999, data, 1, false,
 			0), 0);
 	assert_int_equal(conn.recvd, 15000);
 	/* A RESET_STREAM final size also counts (§4.5). */
 	assert_int_equal(dpq_stream_on_reset_stream(&s2, &conn, 9, 5001, 0, 0),
-			-DPQ_TE_FLOW_CONTROL_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FLOW_CONTROL_ERROR));
 	/* ...and must not be below received data. */
 	assert_int_equal(dpq_stream_on_reset_stream(&s2, &conn, 9, 4999, 0, 0),
-			-DPQ_TE_FINAL_SIZE_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR));
 	assert_int_equal(dpq_stream_on_reset_stream(&s2, &conn, 9, 5000, 0, 0),
 			0);
 	assert_int_equal(s2.recv_state, DPQ_RECV_RESET_RECVD);
@@ -380,7 +382,7 @@ test_stream_flow_errors(void **state)
 	assert_int_equal(dpq_stream_on_reset_stream(&s2, &conn, 9, 5000, 0, 0),
 			0);
 	assert_int_equal(dpq_stream_on_reset_stream(&s2, &conn, 9, 5002, 0, 0),
-			-DPQ_TE_FINAL_SIZE_ERROR);
+			DPQ_TE_ERR(DPQ_TE_FINAL_SIZE_ERROR));
 	dpq_stream_free(&s);
 	dpq_stream_free(&s2);
 	assert_int_equal(ta.live, 0);
