@@ -361,6 +361,8 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 	c->cipher_suite = suite;
 	if (epoch == DPQ_EPOCH_HANDSHAKE && write)
 		dpq_loss_set_handshake_keys(&c->loss, c->now);
+	if (!write)	/* packets held for this key (RFC 9001 §4.1.4) */
+		dpq_conn_replay_buffered(c, c->now);
 	return 0;
 }
 
@@ -438,6 +440,10 @@ dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 	}
 	if (c->app != NULL && c->app->on_established != NULL)
 		c->app->on_established(c, c->alpn);
+	/* RFC 9001 §5.7: the 1-RTT packets a server held until now (the
+	 * client's first request, coalesced with its Finished) are
+	 * processed now, not when the client retransmits them. */
+	dpq_conn_replay_buffered(c, c->now);
 }
 
 void

@@ -32,6 +32,7 @@
 #ifndef DPQ_QUIC_CONN_H
 #define DPQ_QUIC_CONN_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -179,8 +180,17 @@ int dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
 
 /* Steps of dpq_conn_recv for a shard that batches crypto over a burst.
  * rx_prepare parses the packet at pkt (len bytes left in the datagram)
- * and fills hdr and op; returns 0 or a negative error (drop the rest of
- * the datagram if hdr->pkt_len is unknown). */
+ * and fills hdr and op; returns 0 (open it), DPQ_CONN_RX_UNPROTECTED or
+ * DPQ_CONN_RX_HELD (give the datagram to dpq_conn_recv), or another
+ * negative error: drop (the rest of the datagram too if hdr->pkt_len is
+ * unknown). */
+/* Version Negotiation or Retry: no packet protection to remove. */
+#define DPQ_CONN_RX_UNPROTECTED	(-EAGAIN)
+/* Keys not here yet, or a server's handshake is not complete (RFC 9001
+ * §5.7): dpq_conn_recv holds the packet and processes it when they are.
+ * Not -EWOULDBLOCK: that is -EAGAIN on Linux, and the two outcomes were
+ * once confused so that every held packet was dropped. */
+#define DPQ_CONN_RX_HELD	(-EINPROGRESS)
 int dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 		struct dpq_pkt_hdr *hdr, struct dpq_open_op *op);
 int dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,

@@ -159,6 +159,9 @@ struct dpq_conn {
 	/* Packets waiting for their keys. */
 	struct dpq_rx_buffered rx_buffered[DPQ_CONN_RX_BUFFERED];
 	unsigned int n_rx_buffered;
+	/* Inside packet processing: keys installed from there (in-thread
+	 * TLS) release held packets when it returns, not re-entrantly. */
+	bool in_rx;
 	uint64_t now;			/* latest now seen, for app calls */
 	void *owner;			/* the shard's slot */
 

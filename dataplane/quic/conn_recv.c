@@ -446,7 +446,7 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 		return rc;
 	if (h->type == DPQ_PKT_VN || h->type == DPQ_PKT_RETRY ||
 	    h->type == DPQ_PKT_VERSION_UNKNOWN)
-		return -EAGAIN;		/* handled by dpq_conn_recv */
+		return DPQ_CONN_RX_UNPROTECTED;	/* handled by dpq_conn_recv */
 	if (h->type != DPQ_PKT_1RTT && h->version != c->version)
 		return -EPROTO;
 	e = dpq_pkt_type_epoch(h->type);
@@ -455,7 +455,7 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 	if (c->pns[dpq_epoch_space(e)].discarded)
 		return -ENOKEY;
 	if (!rx_ready(c, e))
-		return -EWOULDBLOCK;	/* keys not here yet: buffer */
+		return DPQ_CONN_RX_HELD;	/* keys not here yet: buffer */
 	memset(op, 0, sizeof(*op));
 	op->key = c->rx[e];
 	op->pkt = pkt;
@@ -481,8 +481,8 @@ dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	return 0;
 }
 
-int
-dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
+static int
+rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		const struct dpq_open_op *op, size_t dgram_len, uint64_t now)
 {
 	bool deliver[DPQ_EPOCH_COUNT] = { false };
@@ -590,6 +590,25 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	return 0;
 }
 
+int
+dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
+		const struct dpq_open_op *op, size_t dgram_len, uint64_t now)
+{
+	bool outer = !c->in_rx;
+	int rc;
+
+	c->in_rx = true;
+	rc = rx_process(c, h, op, dgram_len, now);
+	if (outer) {
+		c->in_rx = false;
+		/* Keys that this packet's CRYPTO data made the handshake
+		 * service install at once (in-thread TLS) may release held
+		 * packets. */
+		dpq_conn_replay_buffered(c, now);
+	}
+	return rc;
+}
+
 /* RFC 9000 §10.3.1: does this datagram end with a token of the peer's? */
 static bool
 is_stateless_reset(const struct dpq_conn *c, const uint8_t *d, size_t len)
@@ -616,8 +635,14 @@ dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 	dpq_conn_enter_draining(c, now);
 }
 
-/* Unprotect and process one packet; returns 1 accepted, 0 dropped. */
-static int
+enum rx_outcome {
+	RX_DROPPED = 0,
+	RX_ACCEPTED,
+	RX_HELD,	/* kept until its keys or the handshake are ready */
+};
+
+/* Unprotect and process one packet. */
+static enum rx_outcome
 recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 		struct dpq_pkt_hdr *h, uint64_t now, bool *stop)
 {
@@ -625,25 +650,24 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 	int rc;
 
 	rc = dpq_conn_rx_prepare(c, pkt, left, h, &op);
-	if (rc == -EAGAIN) {
+	if (rc == DPQ_CONN_RX_UNPROTECTED) {
 		if (h->type == DPQ_PKT_RETRY) {
 			on_retry(c, pkt, h);
 		} else if (h->type == DPQ_PKT_VN) {
 			on_version_negotiation(c, h);
 		}
 		*stop = true;
-		return 0;
+		return RX_DROPPED;
 	}
-	if (rc == -EWOULDBLOCK) {
-		buffer_packet(c, pkt, h->pkt_len, dgram_len);
-		return 0;
-	}
+	if (rc == DPQ_CONN_RX_HELD)
+		return buffer_packet(c, pkt, h->pkt_len, dgram_len) == 0 ?
+			RX_HELD : RX_DROPPED;
 	if (rc != 0) {
 		/* Without a parsed header the rest of the datagram is lost
 		 * (§12.2); other refusals skip just this packet. */
 		if (dpq_err_is_codec(rc))
 			*stop = true;
-		return 0;
+		return RX_DROPPED;
 	}
 	dpq_crypto_unprotect_hp_burst(c->crypto, &op, 1);
 	dpq_conn_rx_select_key(c, h, &op);
@@ -654,41 +678,71 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 			dpq_conn_rx_failed(c, pkt, left, now);
 			*stop = c->state >= DPQ_CONN_DRAINING;
 		}
-		return 0;
+		return RX_DROPPED;
 	}
-	return dpq_conn_rx_process(c, h, &op, dgram_len, now) == 0;
+	return dpq_conn_rx_process(c, h, &op, dgram_len, now) == 0 ?
+		RX_ACCEPTED : RX_DROPPED;
 }
 
-/* Packets buffered for keys that have arrived since. */
-void
-dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now)
+/* One pass over the held packets: those whose keys have arrived, or
+ * (server) whose handshake has completed since, are processed in arrival
+ * order; the others stay held. Returns how many were taken. */
+static unsigned int
+replay_pass(struct dpq_conn *c, uint64_t now)
 {
-	unsigned int i, n = c->n_rx_buffered;
 	struct dpq_rx_buffered tmp[DPQ_CONN_RX_BUFFERED];
+	unsigned int i, n = c->n_rx_buffered, kept = 0, ready = 0;
+	bool take[DPQ_CONN_RX_BUFFERED];
 
-	if (n == 0)
-		return;
 	for (i = 0; i < n; i++) {
-		enum dpq_epoch e;
+		struct dpq_rx_buffered *b = &c->rx_buffered[i];
 		struct dpq_pkt_hdr h;
+		enum dpq_epoch e;
 
-		if (dpq_pkt_parse(c->rx_buffered[i].data,
-				c->rx_buffered[i].data + c->rx_buffered[i].len,
-				c->scid.len, &h) != 0)
-			continue;
-		e = dpq_pkt_type_epoch(h.type);
-		if (!rx_ready(c, e) && !c->pns[dpq_epoch_space(e)].discarded)
-			return;	/* still waiting: keep all, in order */
+		take[i] = true;	/* unparsable or keys discarded: drop */
+		if (dpq_pkt_parse(b->data, b->data + b->len, c->scid.len,
+				&h) == 0) {
+			e = dpq_pkt_type_epoch(h.type);
+			take[i] = rx_ready(c, e) ||
+				c->pns[dpq_epoch_space(e)].discarded;
+		}
+		ready += take[i];
 	}
-	memcpy(tmp, c->rx_buffered, n * sizeof(tmp[0]));
-	c->n_rx_buffered = 0;
+	if (ready == 0)
+		return 0;
+	ready = 0;
 	for (i = 0; i < n; i++) {
+		if (take[i])
+			tmp[ready++] = c->rx_buffered[i];
+		else
+			c->rx_buffered[kept++] = c->rx_buffered[i];
+	}
+	c->n_rx_buffered = kept;
+	for (i = 0; i < ready && c->state < DPQ_CONN_DRAINING; i++) {
 		struct dpq_pkt_hdr h;
 		bool stop = false;
 
-		recv_one(c, tmp[i].data, tmp[i].len, tmp[i].dgram_len, &h,
-				now, &stop);
+		memset(&h, 0, sizeof(h));
+		if (recv_one(c, tmp[i].data, tmp[i].len, tmp[i].dgram_len,
+				&h, now, &stop) == RX_DROPPED)
+			c->stats.pkts_dropped++;
 	}
+	return ready;
+}
+
+/* Held packets whose keys or handshake are ready now (RFC 9001 §4.1.4,
+ * §5.7). A replayed packet can itself complete the handshake and so
+ * release the others: passes repeat while they make progress. Not
+ * re-entered from the packets it processes. */
+void
+dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now)
+{
+	if (c->n_rx_buffered == 0 || c->in_rx)
+		return;
+	c->in_rx = true;
+	while (c->n_rx_buffered > 0 && replay_pass(c, now) > 0)
+		;
+	c->in_rx = false;
 }
 
 int
@@ -711,12 +765,12 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len, uint64_t now)
 	}
 	while (off < len && !stop) {
 		struct dpq_pkt_hdr h;
-		int ok;
+		enum rx_outcome r;
 
 		memset(&h, 0, sizeof(h));
-		ok = recv_one(c, dgram + off, len - off, len, &h, now, &stop);
-		accepted += ok;
-		if (!ok)
+		r = recv_one(c, dgram + off, len - off, len, &h, now, &stop);
+		accepted += r == RX_ACCEPTED;
+		if (r == RX_DROPPED)
 			c->stats.pkts_dropped++;
 		if (h.pkt_len == 0)
 			break;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* See conn_pair.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,65 @@ pair_start(struct pair *p)
 		abort();
 }
 
+/* The asynchronous handshake service: CRYPTO bytes are queued and fed
+ * to TLS server_hs_delay_us later, so keys, handshake bytes and the
+ * handshake's completion reach the connection between datagrams. */
+static int
+async_recv(void *hs, struct dpq_conn *c, enum dpq_epoch epoch,
+		const uint8_t *data, size_t len)
+{
+	struct pair *p = hs;
+	struct pair_hs_msg *m;
+
+	if (p->hsq_tail - p->hsq_head >= PAIR_HS_QUEUE)
+		return -ENOBUFS;
+	m = &p->hsq[p->hsq_tail++ % PAIR_HS_QUEUE];
+	m->at = p->now + p->server_hs_delay_us;
+	m->c = c;
+	m->epoch = epoch;
+	m->len = len;
+	m->data = malloc(len ? len : 1);
+	if (m->data == NULL)
+		abort();
+	memcpy(m->data, data, len);
+	return 0;
+}
+
+static void
+async_release(void *hs, struct dpq_conn *c)
+{
+	struct pair *p = hs;
+
+	for (unsigned int i = p->hsq_head; i != p->hsq_tail; i++)
+		if (p->hsq[i % PAIR_HS_QUEUE].c == c)
+			p->hsq[i % PAIR_HS_QUEUE].c = NULL;
+	dpq_hs_direct_ops.release(NULL, c);
+}
+
+static const struct dpq_hs_ops async_hs_ops = {
+	.recv = async_recv,
+	.release = async_release,
+};
+
+/* Feed the handshake service's due deliveries; true if any. */
+static bool
+async_run(struct pair *p)
+{
+	bool any = false;
+
+	while (p->hsq_head != p->hsq_tail &&
+	       p->hsq[p->hsq_head % PAIR_HS_QUEUE].at <= p->now) {
+		struct pair_hs_msg *m = &p->hsq[p->hsq_head++ % PAIR_HS_QUEUE];
+
+		if (m->c != NULL)
+			dpq_hs_direct_ops.recv(NULL, m->c, m->epoch, m->data,
+					m->len);
+		free(m->data);
+		any = true;
+	}
+	return any;
+}
+
 /* Create the server from the client's first Initial. */
 static void
 make_server(struct pair *p, const uint8_t *d, size_t len)
@@ -106,8 +166,8 @@ make_server(struct pair *p, const uint8_t *d, size_t len)
 		return;
 	in.conf = &p->sconf;
 	in.crypto = p->crypto;
-	in.hs_ops = &dpq_hs_direct_ops;
-	in.hs = p->sctx;
+	in.hs_ops = p->server_hs_delay_us ? &async_hs_ops : &dpq_hs_direct_ops;
+	in.hs = p->server_hs_delay_us ? (void *)p : (void *)p->sctx;
 	in.app = p->sapp;
 	in.app_ctx = p->sapp_ctx;
 	in.scid.len = 8;
@@ -197,13 +257,17 @@ pair_run(struct pair *p, bool (*done)(struct pair *, void *), void *arg,
 		flush(p, p->server, &p->s2c);
 		if (done != NULL && done(p, arg))
 			return true;
-		if (deliver(p, &p->c2s, true) | deliver(p, &p->s2c, false))
+		if (deliver(p, &p->c2s, true) | deliver(p, &p->s2c, false) |
+		    async_run(p))
 			continue;
 		if (p->c2s.head != p->c2s.tail)
 			tl = p->c2s.q[p->c2s.head % PAIR_QUEUE].at;
 		if (p->s2c.head != p->s2c.tail &&
 		    p->s2c.q[p->s2c.head % PAIR_QUEUE].at < tl)
 			tl = p->s2c.q[p->s2c.head % PAIR_QUEUE].at;
+		if (p->hsq_head != p->hsq_tail &&
+		    p->hsq[p->hsq_head % PAIR_HS_QUEUE].at < tl)
+			tl = p->hsq[p->hsq_head % PAIR_HS_QUEUE].at;
 		tc = dpq_conn_next_timeout(p->client);
 		ts = p->server ? dpq_conn_next_timeout(p->server) : UINT64_MAX;
 		t = min3(tl, tc, ts);
@@ -230,6 +294,8 @@ pair_free(struct pair *p)
 {
 	dpq_conn_destroy(p->client);
 	dpq_conn_destroy(p->server);
+	while (p->hsq_head != p->hsq_tail)
+		free(p->hsq[p->hsq_head++ % PAIR_HS_QUEUE].data);
 	dpq_tls_ctx_destroy(p->sctx);
 	dpq_tls_ctx_destroy(p->cctx);
 	dpq_crypto_destroy(p->crypto);

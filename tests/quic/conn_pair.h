@@ -34,6 +34,17 @@ struct pair_link {
 	bool blackhole;
 };
 
+/* A CRYPTO delivery waiting in the asynchronous handshake service. */
+struct pair_hs_msg {
+	uint64_t at;
+	struct dpq_conn *c;
+	enum dpq_epoch epoch;
+	size_t len;
+	uint8_t *data;
+};
+
+#define PAIR_HS_QUEUE 64
+
 struct pair {
 	struct dpq_crypto *crypto;
 	struct dpq_tls_ctx *sctx, *cctx;
@@ -48,6 +59,12 @@ struct pair {
 	uint64_t now;
 	uint64_t rng;
 	bool server_refused;
+	/* Server handshake service: 0 runs TLS inside dpq_conn_recv (as
+	 * the kernel-UDP client does); > 0 answers that many us later, as
+	 * dpquicd's management thread does (set before pair_start). */
+	uint64_t server_hs_delay_us;
+	struct pair_hs_msg hsq[PAIR_HS_QUEUE];
+	unsigned int hsq_head, hsq_tail;
 };
 
 /* Set up contexts and the client; suite 0 = any; alpn for both. */

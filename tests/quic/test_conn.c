@@ -278,6 +278,49 @@ test_echo_lossy(void **state)
 	run_echo(0, 2, 100000, 20000, 0.20, 99);
 }
 
+/* Issue: the client's first request, sent in a 1-RTT packet coalesced
+ * with its Finished, reached a server whose handshake service (a separate
+ * thread in dpquicd) had not yet completed; RFC 9001 §5.7 lets it hold the
+ * packet, but it was dropped and served only after the client's PTO. Now
+ * it is held and processed when the handshake completes: no packet lost,
+ * nothing sent twice, the answer one round trip after the request. */
+static void
+run_first_request(uint64_t hs_delay_us)
+{
+	struct pair p;
+	struct client_state cs;
+	struct dpq_conn_stats cst, sst;
+	uint64_t t0;
+
+	pair_init(&p, 0, NULL, 250, 0, 40);	/* 0.5 ms RTT */
+	p.server_hs_delay_us = hs_delay_us;
+	setup_echo(&p, &cs, 1, 13);
+	pair_start(&p);
+	t0 = p.now;
+	assert_true(pair_run(&p, all_echoed, &cs, 2000000));
+	check_echo(&cs);
+	dpq_conn_get_stats(p.client, &cst);
+	dpq_conn_get_stats(p.server, &sst);
+	assert_int_equal(cst.pkts_lost, 0);
+	assert_int_equal(sst.pkts_lost, 0);
+	assert_int_equal(cst.stream_bytes_sent, 13);
+	assert_int_equal(sst.stream_bytes_sent, 13);
+	/* Handshake (1 RTT + 2 service delays), request and answer (1 RTT
+	 * + 1 delay, the server completing on the Finished): far below one
+	 * PTO (> max_ack_delay, 25 ms). */
+	assert_true(p.now - t0 <= 2 * 500 + 3 * hs_delay_us + 500);
+	pair_free(&p);
+}
+
+static void
+test_first_request_not_lost(void **state)
+{
+	(void)state;
+	run_first_request(0);		/* TLS inside the server's receive */
+	run_first_request(100);		/* TLS answers 100 us later */
+	run_first_request(2000);	/* ... or 2 ms, four round trips */
+}
+
 static bool
 closed_both(struct pair *p, void *arg)
 {
@@ -634,6 +677,7 @@ main(void)
 		cmocka_unit_test(test_echo_suites),
 		cmocka_unit_test(test_echo_concurrent),
 		cmocka_unit_test(test_echo_lossy),
+		cmocka_unit_test(test_first_request_not_lost),
 		cmocka_unit_test(test_close),
 		cmocka_unit_test(test_alpn_mismatch),
 		cmocka_unit_test(test_idle_timeout),
