@@ -21,6 +21,7 @@
 
 /* RFC 9001 §8.2: missing quic_transport_parameters is fatal with 0x016d
  * (missing_extension); §8.1: no common ALPN is no_application_protocol. */
+#define TLS_ALERT_UNEXPECTED_MESSAGE	10
 #define TLS_ALERT_INTERNAL_ERROR	80
 #define TLS_ALERT_MISSING_EXTENSION	109
 #define TLS_ALERT_NO_APP_PROTOCOL	120
@@ -48,6 +49,7 @@ struct dpq_tls {
 	uint8_t *local_tp;
 	size_t local_tp_len;
 	bool peer_tp_seen;
+	bool app_read_set, app_write_set;	/* 1-RTT secrets given */
 	bool complete;
 	bool failed;
 	uint64_t error_code;
@@ -333,6 +335,21 @@ secret_hook(gnutls_session_t s, gnutls_record_encryption_level_t level,
 		tls_fail(tls, QUIC_CRYPTO_ERROR_BASE +
 				TLS_ALERT_MISSING_EXTENSION);
 		return -1;
+	}
+	/* A second 1-RTT secret comes only from a TLS KeyUpdate, which QUIC
+	 * forbids (RFC 9001 §6: connection error 0x010a). Refusing it here
+	 * keeps the keys in use; the connection also refuses the message
+	 * before it reaches TLS. */
+	if (level == GNUTLS_ENCRYPTION_LEVEL_APPLICATION &&
+	    ((secret_read != NULL && tls->app_read_set) ||
+	     (secret_write != NULL && tls->app_write_set))) {
+		tls_fail(tls, QUIC_CRYPTO_ERROR_BASE +
+				TLS_ALERT_UNEXPECTED_MESSAGE);
+		return -1;
+	}
+	if (level == GNUTLS_ENCRYPTION_LEVEL_APPLICATION) {
+		tls->app_read_set |= secret_read != NULL;
+		tls->app_write_set |= secret_write != NULL;
 	}
 	if (secret_read != NULL &&
 	    tls->cb->on_secret(tls->arg, (enum dpq_tls_level)level, false,

@@ -349,6 +349,10 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 	if (dpq_aead_from_tls_suite(suite, &alg) != 0)
 		return -ENOTSUP;
 	kp = write ? &c->tx[epoch] : &c->rx[epoch];
+	/* 1-RTT secrets come once; later ones only from a TLS KeyUpdate,
+	 * which QUIC forbids (RFC 9001 §6): never swap the keys in use. */
+	if (epoch == DPQ_EPOCH_1RTT && *kp != NULL)
+		return -EALREADY;
 	key_free(c, kp);
 	*kp = key_alloc(c);
 	if (*kp == NULL)
@@ -407,6 +411,7 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 	c->peer_cids[0].cid = c->dcid;
 	c->peer_cids[0].seq = 0;
 	c->peer_cids[0].used = true;
+	c->peer_cids[0].sent_on = true;
 	if (c->role == DPQ_ROLE_CLIENT &&
 	    dpq_tparams_has(tp, DPQ_TP_STATELESS_RESET_TOKEN)) {
 		c->peer_cids[0].has_token = true;
@@ -454,6 +459,44 @@ dpq_conn_hs_failed(struct dpq_conn *c, uint64_t error_code)
 			DPQ_TE_CRYPTO(80), 0, "handshake failed");
 }
 
+/* TLS handshake message type key_update (RFC 8446 §4). */
+#define TLS_HS_KEY_UPDATE	24
+/* TLS alert unexpected_message (RFC 8446 §6). */
+#define TLS_ALERT_UNEXPECTED_MESSAGE 10
+
+/* Walk the TLS message headers in 1-RTT CRYPTO bytes (in stream order).
+ * Returns false at a KeyUpdate: QUIC replaces it with its own key update
+ * and a peer's TLS KeyUpdate is the connection error 0x010a (RFC 9001
+ * §6). Handing it to TLS would let TLS install new 1-RTT secrets under
+ * the packet protection in use. */
+static bool
+tls_1rtt_scan(struct dpq_conn *c, const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (c->tls_1rtt.body_left > 0) {
+			size_t take = n - i < c->tls_1rtt.body_left ?
+				n - i : c->tls_1rtt.body_left;
+
+			c->tls_1rtt.body_left -= (uint32_t)take;
+			i += take;
+			continue;
+		}
+		c->tls_1rtt.hdr[c->tls_1rtt.hdr_len++] = p[i++];
+		if (c->tls_1rtt.hdr[0] == TLS_HS_KEY_UPDATE)
+			return false;
+		if (c->tls_1rtt.hdr_len == 4) {
+			c->tls_1rtt.body_left =
+				(uint32_t)c->tls_1rtt.hdr[1] << 16 |
+				(uint32_t)c->tls_1rtt.hdr[2] << 8 |
+				c->tls_1rtt.hdr[3];
+			c->tls_1rtt.hdr_len = 0;
+		}
+	}
+	return true;
+}
+
 /* Feed the contiguous CRYPTO bytes of epoch to the handshake service. */
 void
 dpq_conn_deliver_crypto(struct dpq_conn *c, enum dpq_epoch e)
@@ -463,6 +506,12 @@ dpq_conn_deliver_crypto(struct dpq_conn *c, enum dpq_epoch e)
 	size_t n;
 
 	while (!dpq_conn_is_closing(c) && (n = dpq_recvbuf_peek(rb, &p)) > 0) {
+		if (e == DPQ_EPOCH_1RTT && !tls_1rtt_scan(c, p, n)) {
+			dpq_conn_close_transport(c,
+					DPQ_TE_CRYPTO(TLS_ALERT_UNEXPECTED_MESSAGE),
+					DPQ_FT_CRYPTO, "TLS KeyUpdate in QUIC");
+			return;
+		}
 		if (c->hs_ops->recv(c->hs, c, e, p, n) != 0) {
 			dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
 					"handshake service refused data");

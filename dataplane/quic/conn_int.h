@@ -65,8 +65,11 @@ struct dpq_peer_cid {
 	struct dpq_cid cid;
 	uint64_t seq;
 	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];
-	bool used;
+	bool used;		/* slot holds an active (unretired) CID */
 	bool has_token;
+	/* We sent with this CID: only then may its token end the
+	 * connection (RFC 9000 §10.3.1). */
+	bool sent_on;
 };
 
 struct dpq_conn {
@@ -109,6 +112,13 @@ struct dpq_conn {
 
 	/* CRYPTO streams (Initial, Handshake, 1-RTT). */
 	struct dpq_crypto_stream cs[DPQ_EPOCH_COUNT];
+	/* TLS message framing of the 1-RTT CRYPTO stream, followed to find
+	 * a KeyUpdate before it reaches TLS (RFC 9001 §6). */
+	struct {
+		uint32_t body_left;	/* bytes of the current message */
+		uint8_t hdr[4];		/* type, 24-bit length */
+		uint8_t hdr_len;
+	} tls_1rtt;
 
 	/* Transport parameters. */
 	struct dpq_tparams local_tp;

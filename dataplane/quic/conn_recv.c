@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gnutls/gnutls.h>
+
 #include "dataplane/crypto/retry.h"
 #include "dataplane/engine/errors.h"
 #include "dataplane/engine/streamid.h"
@@ -138,9 +140,15 @@ stream_for(struct dpq_conn *c, const struct dpq_frame *f, uint64_t id,
 static void
 retire_peer_cid(struct dpq_conn *c, unsigned int i)
 {
+	struct dpq_peer_cid *p = &c->peer_cids[i];
+
 	if (c->n_retire_pending < DPQ_CONN_PEER_CIDS)
-		c->retire_pending[c->n_retire_pending++] = c->peer_cids[i].seq;
-	c->peer_cids[i].used = false;
+		c->retire_pending[c->n_retire_pending++] = p->seq;
+	/* RFC 9000 §10.3.1: a retired CID's token no longer counts. */
+	p->used = false;
+	p->has_token = false;
+	p->sent_on = false;
+	memset(p->reset_token, 0, sizeof(p->reset_token));
 }
 
 /* RFC 9000 §19.15 and §5.1.2. */
@@ -202,10 +210,13 @@ on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
 	c->peer_cids[slot].seq = f->new_cid.seq;
 	c->peer_cids[slot].used = true;
 	c->peer_cids[slot].has_token = true;
+	c->peer_cids[slot].sent_on = false;
 	memcpy(c->peer_cids[slot].reset_token, f->new_cid.reset_token,
 			DPQ_RESET_TOKEN_LEN);
-	if (current_retired)
+	if (current_retired) {
 		c->dcid = cid;
+		c->peer_cids[slot].sent_on = true;
+	}
 	return 0;
 }
 
@@ -609,19 +620,26 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	return rc;
 }
 
-/* RFC 9000 §10.3.1: does this datagram end with a token of the peer's? */
+/* RFC 9000 §10.3.1: does this datagram end with a token of the peer's?
+ * Only the tokens of CIDs we sent with and did not retire count, and the
+ * comparison must not leak the token through timing: every slot is
+ * compared in constant time (gnutls_memcmp), with no early exit. */
 static bool
 is_stateless_reset(const struct dpq_conn *c, const uint8_t *d, size_t len)
 {
-	unsigned int i;
+	const uint8_t *tail = d + len - DPQ_RESET_TOKEN_LEN;
+	unsigned int i, match = 0;
 
 	if (len < 21)
 		return false;
-	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++)
-		if (c->peer_cids[i].has_token &&
-		    memcmp(c->peer_cids[i].reset_token, d + len - 16, 16) == 0)
-			return true;
-	return false;
+	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++) {
+		const struct dpq_peer_cid *p = &c->peer_cids[i];
+		unsigned int eq = gnutls_memcmp(p->reset_token, tail,
+				DPQ_RESET_TOKEN_LEN) == 0;
+
+		match |= eq & (p->used & p->has_token & p->sent_on);
+	}
+	return match != 0;
 }
 
 void

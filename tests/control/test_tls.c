@@ -335,6 +335,59 @@ test_garbage_crypto(void **state)
 	free(ss);
 }
 
+/* RFC 9001 §6: a TLS KeyUpdate in QUIC is connection error 0x010a
+ * (unexpected_message). GnuTLS would take it and hand new 1-RTT secrets to
+ * the owner, replacing the packet keys in use; dpq_tls must fail instead
+ * and leave the 1-RTT secrets alone. Both directions. */
+static void
+test_key_update_refused(void **state)
+{
+	/* KeyUpdate(update_requested): type 24, length 1, request 1. */
+	static const uint8_t ku[] = { 24, 0, 0, 1, 1 };
+	struct dpq_tls_ctx *sctx = make_ctx(DPQ_TLS_SERVER, "hq-interop", 0,
+			false, NULL);
+	struct dpq_tls_ctx *cctx = make_ctx(DPQ_TLS_CLIENT, "hq-interop", 0,
+			false, NULL);
+
+	(void)state;
+	for (int to_server = 0; to_server < 2; to_server++) {
+		struct side *cs = calloc(1, sizeof(*cs));
+		struct side *ss = calloc(1, sizeof(*ss));
+		struct dpq_tls *c = NULL, *s = NULL, *t;
+		struct side *ts;
+		uint8_t rs[64], ws[64];
+		size_t rl, wl;
+
+		assert_int_equal(dpq_tls_new(sctx, &cbs, ss, server_tp,
+				sizeof(server_tp), &s), 0);
+		assert_int_equal(dpq_tls_new(cctx, &cbs, cs, client_tp,
+				sizeof(client_tp), &c), 0);
+		assert_int_equal(pump(c, cs, s, ss), 0);
+		assert_true(dpq_tls_handshake_complete(c));
+		t = to_server ? s : c;
+		ts = to_server ? ss : cs;
+		rl = ts->rsecret_len[DPQ_TLS_LEVEL_APP];
+		wl = ts->wsecret_len[DPQ_TLS_LEVEL_APP];
+		memcpy(rs, ts->rsecret[DPQ_TLS_LEVEL_APP], rl);
+		memcpy(ws, ts->wsecret[DPQ_TLS_LEVEL_APP], wl);
+		ts->out_len[DPQ_TLS_LEVEL_APP] = 0;
+
+		assert_int_equal(dpq_tls_recv(t, DPQ_TLS_LEVEL_APP, ku,
+				sizeof(ku)), -EPROTO);
+		assert_int_equal(dpq_tls_error_code(t), 0x10a);
+		assert_memory_equal(ts->rsecret[DPQ_TLS_LEVEL_APP], rs, rl);
+		assert_memory_equal(ts->wsecret[DPQ_TLS_LEVEL_APP], ws, wl);
+		/* No KeyUpdate of its own goes out either. */
+		assert_int_equal(ts->out_len[DPQ_TLS_LEVEL_APP], 0);
+		dpq_tls_free(c);
+		dpq_tls_free(s);
+		free(cs);
+		free(ss);
+	}
+	dpq_tls_ctx_destroy(cctx);
+	dpq_tls_ctx_destroy(sctx);
+}
+
 static void
 test_bad_conf(void **state)
 {
@@ -418,6 +471,7 @@ main(void)
 		cmocka_unit_test(test_tparams_missing),
 		cmocka_unit_test(test_untrusted_certificate),
 		cmocka_unit_test(test_garbage_crypto),
+		cmocka_unit_test(test_key_update_refused),
 		cmocka_unit_test(test_bad_conf),
 		cmocka_unit_test(test_keylog),
 	};
