@@ -116,3 +116,30 @@ dpq_cc_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
 		return UINT64_MAX;
 	return cc->ops->pacing_rate(cc, rtt);
 }
+
+void
+dpq_cc_get_info(const struct dpq_cc *cc, struct dpq_cc_info *out)
+{
+	out->phase = DPQ_CC_PHASE_OTHER;
+	out->ssthresh = UINT64_MAX;
+	if (cc->ops->info != NULL)
+		cc->ops->info(cc, out);
+	/* §7.8: whatever the algorithm's phase, an application-limited
+	 * sender does not grow the window. */
+	if (cc->app_limited && out->phase != DPQ_CC_PHASE_RECOVERY)
+		out->phase = DPQ_CC_PHASE_APP_LIMITED;
+}
+
+const char *
+dpq_cc_phase_str(enum dpq_cc_phase p)
+{
+	static const char *const names[DPQ_CC_PHASE_COUNT] = {
+		[DPQ_CC_PHASE_SLOW_START] = "slow_start",
+		[DPQ_CC_PHASE_AVOIDANCE] = "congestion_avoidance",
+		[DPQ_CC_PHASE_RECOVERY] = "recovery",
+		[DPQ_CC_PHASE_APP_LIMITED] = "application_limited",
+		[DPQ_CC_PHASE_OTHER] = "other",
+	};
+
+	return (unsigned int)p < DPQ_CC_PHASE_COUNT ? names[p] : "other";
+}

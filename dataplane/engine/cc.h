@@ -75,6 +75,22 @@ struct dpq_cc_loss {
 	bool ecn_ce;		/* signalled by ECN-CE, nothing was lost */
 };
 
+/* Phases a controller reports (qlog congestion_state_updated). */
+enum dpq_cc_phase {
+	DPQ_CC_PHASE_SLOW_START = 0,
+	DPQ_CC_PHASE_AVOIDANCE,
+	DPQ_CC_PHASE_RECOVERY,
+	DPQ_CC_PHASE_APP_LIMITED,
+	DPQ_CC_PHASE_OTHER,		/* algorithm-specific (e.g. BBR) */
+	DPQ_CC_PHASE_COUNT,
+};
+
+/* What a controller tells a trace (dataplane/quic/trace.h). */
+struct dpq_cc_info {
+	enum dpq_cc_phase phase;
+	uint64_t ssthresh;		/* UINT64_MAX: none / infinite */
+};
+
 struct dpq_cc_ops {
 	const char *name;
 	/* Set cwnd and the private state; cc->max_datagram_size is set. */
@@ -89,6 +105,9 @@ struct dpq_cc_ops {
 	/* Pacing rate in bytes per second (§7.7); UINT64_MAX = unpaced. */
 	uint64_t (*pacing_rate)(const struct dpq_cc *cc,
 			const struct dpq_rtt *rtt);
+	/* Phase and slow-start threshold for traces (optional, may be
+	 * NULL: phase OTHER, or APP_LIMITED; no ssthresh). */
+	void (*info)(const struct dpq_cc *cc, struct dpq_cc_info *out);
 };
 
 struct dpq_cc {
@@ -138,6 +157,12 @@ void dpq_cc_on_discard(struct dpq_cc *cc, uint64_t bytes);
 /* Pacing rate in bytes per second; UINT64_MAX means do not pace. */
 uint64_t dpq_cc_pacing_rate(const struct dpq_cc *cc,
 		const struct dpq_rtt *rtt);
+
+/* Phase and ssthresh for traces (see struct dpq_cc_ops.info). */
+void dpq_cc_get_info(const struct dpq_cc *cc, struct dpq_cc_info *out);
+
+/* "slow_start", "congestion_avoidance", ... as qlog names them. */
+const char *dpq_cc_phase_str(enum dpq_cc_phase p);
 
 static inline void
 dpq_cc_set_app_limited(struct dpq_cc *cc, bool app_limited)

@@ -31,6 +31,7 @@ struct newreno {
 	uint64_t recovery_start;	/* valid if have_recovery */
 	uint64_t ca_acked;		/* bytes acked toward the next +1 MSS */
 	bool have_recovery;		/* a recovery period has started */
+	bool recovering;		/* ... and has not ended (traces) */
 };
 
 _Static_assert(sizeof(struct newreno) <= DPQ_CC_STATE_SIZE,
@@ -84,6 +85,7 @@ newreno_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 	/* §7.3.2: no growth for packets sent before recovery started. */
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
+	s->recovering = false;
 	if (cc->cwnd < s->ssthresh) {
 		/* §7.3.1 slow start. */
 		cc->cwnd += ev->bytes_acked;
@@ -106,6 +108,7 @@ newreno_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev)
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
 	s->have_recovery = true;
+	s->recovering = true;
 	s->recovery_start = ev->now;
 	s->ssthresh = cc->cwnd * NEWRENO_LOSS_REDUCTION_NUM /
 		NEWRENO_LOSS_REDUCTION_DEN;
@@ -124,6 +127,7 @@ newreno_on_persistent_congestion(struct dpq_cc *cc, uint64_t now)
 	 * loss is a new congestion event. */
 	cc->cwnd = min_window(cc);
 	s->have_recovery = false;
+	s->recovering = false;
 	s->ca_acked = 0;
 }
 
@@ -141,6 +145,17 @@ newreno_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
 	return cc->cwnd * mul / srtt;
 }
 
+static void
+newreno_info(const struct dpq_cc *cc, struct dpq_cc_info *out)
+{
+	const struct newreno *s = (const void *)cc->state;
+
+	out->ssthresh = s->ssthresh;
+	out->phase = s->recovering ? DPQ_CC_PHASE_RECOVERY :
+		cc->cwnd < s->ssthresh ? DPQ_CC_PHASE_SLOW_START :
+		DPQ_CC_PHASE_AVOIDANCE;
+}
+
 uint64_t
 dpq_cc_newreno_ssthresh(const struct dpq_cc *cc)
 {
@@ -155,4 +170,5 @@ const struct dpq_cc_ops dpq_cc_newreno_ops = {
 	.on_loss = newreno_on_loss,
 	.on_persistent_congestion = newreno_on_persistent_congestion,
 	.pacing_rate = newreno_pacing_rate,
+	.info = newreno_info,
 };

@@ -665,11 +665,14 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 		return;
 	}
 	if (now >= dpq_loss_deadline(&c->loss)) {
+		c->trace_loss_trigger = DPQ_TRACE_LOST_TIME;
 		dpq_loss_on_timeout(&c->loss, &c->cc, now, &cb, &to);
 		if (to.action == DPQ_LOSS_ACT_PTO ||
 		    to.action == DPQ_LOSS_ACT_ANTI_DEADLOCK)
 			c->pns[to.space].probes += to.probes;
 		c->stats.pkts_lost += to.lost.packets_lost;
+		if (c->trace != NULL)
+			dpq_conn_trace_metrics(c);
 	}
 	/* ACK deadlines need no action here: the builder sends what is
 	 * due once now passes them. */

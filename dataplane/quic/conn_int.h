@@ -17,6 +17,7 @@
 #include "dataplane/engine/sendbuf.h"
 #include "dataplane/engine/stream.h"
 #include "dataplane/quic/conn.h"
+#include "dataplane/quic/trace.h"
 
 /* Peer connection IDs we keep (RFC 9000 §5.1.1); our
  * active_connection_id_limit. */
@@ -176,6 +177,12 @@ struct dpq_conn {
 	void *owner;			/* the shard's slot */
 
 	struct dpq_conn_stats stats;
+
+	/* Trace hook (trace.h); NULL: off. */
+	dpq_trace_fn *trace;
+	void *trace_ctx;
+	uint8_t trace_phase;		/* last reported enum dpq_cc_phase */
+	uint8_t trace_loss_trigger;	/* for losses being reported */
 };
 
 /* conn.c */
@@ -218,6 +225,17 @@ dpq_conn_is_closing(const struct dpq_conn *c)
 {
 	return c->state >= DPQ_CONN_CLOSING;
 }
+
+/* conn_trace.c: call only when c->trace is set. */
+void dpq_conn_trace_sent(struct dpq_conn *c, enum dpq_epoch e, uint64_t pn,
+		uint32_t len, const struct dpq_sent_rec *recs, size_t nrec,
+		bool padded, bool probe, bool close);
+void dpq_conn_trace_frame(struct dpq_trace_pkt *tp, const struct dpq_frame *f);
+void dpq_conn_trace_received(struct dpq_conn *c, enum dpq_epoch e, uint64_t pn,
+		uint32_t len, const struct dpq_trace_pkt *tp);
+void dpq_conn_trace_lost(struct dpq_conn *c, enum dpq_pn_space sp,
+		const struct dpq_sent_pkt *pkt);
+void dpq_conn_trace_metrics(struct dpq_conn *c);
 
 /* conn_stream.c */
 struct dpq_qstream *dpq_conn_stream_find(struct dpq_conn *c, uint64_t id);

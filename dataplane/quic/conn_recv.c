@@ -61,6 +61,7 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 	if (sp == DPQ_PN_SPACE_APP)
 		delay = dpq_loss_ack_delay_us(f->ack.ack_delay,
 				(unsigned int)c->peer_tp.ack_delay_exponent);
+	c->trace_loss_trigger = DPQ_TRACE_LOST_REORDERING;
 	rc = dpq_loss_on_ack(&c->loss, &c->cc, sp, ranges, n, delay,
 			f->type == DPQ_FT_ACK_ECN ? &f->ack.ecn : NULL, now,
 			&cb, &info);
@@ -73,6 +74,8 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 	c->stats.pkts_lost += info.packets_lost;
 	if (info.packets_acked)
 		c->pns[sp].probes = 0;
+	if (c->trace != NULL)
+		dpq_conn_trace_metrics(c);
 	/* Decided inside the loss callbacks, done here: they must not call
 	 * back into loss recovery. */
 	if (c->confirm_pending) {
@@ -501,6 +504,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	enum dpq_pn_space sp = dpq_epoch_space(e);
 	const uint8_t *p, *end;
 	bool eliciting = false;
+	struct dpq_trace_pkt tp;
 	struct dpq_frame f;
 	int rc, i;
 
@@ -551,6 +555,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		close_te(c, DPQ_TE_PROTOCOL_VIOLATION, 0, "empty packet");
 		return -EPROTO;
 	}
+	memset(&tp, 0, sizeof(tp));
 	while (p < end) {
 		ssize_t n = dpq_frame_decode(p, end, &f);
 		const struct dpq_frame_info *fi;
@@ -569,6 +574,8 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		}
 		if (dpq_frame_is_ack_eliciting(f.type))
 			eliciting = true;
+		if (c->trace != NULL)
+			dpq_conn_trace_frame(&tp, &f);
 		rc = on_frame(c, e, &f, deliver, now);
 		if (rc != 0)
 			return rc;
@@ -583,6 +590,9 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	     op->pn > c->largest_rx_pn[sp]))
 		c->largest_rx_pn[sp] = op->pn;
 	c->stats.pkts_recv++;
+	if (c->trace != NULL)
+		dpq_conn_trace_received(c, e, op->pn,
+				(uint32_t)op->len, &tp);
 	dpq_conn_on_peer_activity(c, now);
 
 	/* RFC 9000 §8.1: a Handshake packet proves the client's address;

@@ -489,6 +489,9 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	c->pns[b->sp].next_pn++;
 	len += DPQ_CRYPTO_TAG_LEN;
 	c->stats.pkts_sent++;
+	if (c->trace != NULL)
+		dpq_conn_trace_sent(c, b->e, b->pn, (uint32_t)len, b->recs,
+				b->nrec, b->padded, b->probe, !record);
 	if (b->eliciting && c->pns[b->sp].probes > 0)
 		c->pns[b->sp].probes--;
 	if (!record)
@@ -827,5 +830,9 @@ void
 dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt)
 {
-	on_frames(ctx, space, pkt, false);
+	struct dpq_conn *c = ctx;
+
+	if (c->trace != NULL)
+		dpq_conn_trace_lost(c, space, pkt);
+	on_frames(c, space, pkt, false);
 }

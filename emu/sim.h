@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpq_sim: a dpquic client and server connection (dataplane/quic) joined
+ * by an emulated link (emu/linkem.h, one model per direction), in virtual
+ * time. The handshake runs through control/tls/hs_direct in the same
+ * thread. Nothing waits: the loop jumps from one event (a datagram
+ * arriving, a connection timer) to the next, so a 60-second transfer
+ * costs only the CPU of its packets. Deterministic: the same conf and
+ * seed give the same run, packet for packet.
+ *
+ * Two levels:
+ *   - dpq_sim_create/run/destroy with the caller's application callbacks
+ *     (struct dpq_app_ops) on either side, for protocol tests;
+ *   - dpq_sim_transfer(): a bulk transfer of N bytes on each of K streams
+ *     in one direction, verified byte for byte, with per-stream
+ *     completion times: what the impairment suite and the benchmarks
+ *     run, many seeds in a loop.
+ *
+ * Clocks: the link models run on time since the start of the simulation
+ * in ns (so a blackout "2s+2s" starts 2 s in); the connections get
+ * DPQ_SIM_T0_US plus that, in us.
+ */
+#ifndef DPQ_EMU_SIM_H
+#define DPQ_EMU_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane/quic/conn.h"
+#include "dataplane/quic/trace.h"
+#include "emu/linkem.h"
+
+/* Connection time at the start of every simulation (us). */
+#define DPQ_SIM_T0_US		UINT64_C(1000000)
+/* Datagrams one direction may hold in flight (beyond: counted, dropped). */
+#define DPQ_SIM_LINK_MAX	(1u << 17)
+
+struct dpq_sim;
+
+struct dpq_sim_conf {
+	struct dpq_linkem_conf c2s;	/* client to server */
+	struct dpq_linkem_conf s2c;	/* server to client */
+	/* Connection settings (role is set by the sim; cc_name etc.). */
+	struct dpq_conn_conf client;
+	struct dpq_conn_conf server;
+	uint16_t suite;			/* DPQ_TLS_* cipher suite; 0: any */
+	const char *alpn;		/* both sides; NULL: "hq-interop" */
+	const struct dpq_app_ops *capp, *sapp;
+	void *capp_ctx, *sapp_ctx;
+	/* Seeds connection IDs and tokens (the links have their own). */
+	uint64_t seed;
+	/* Trace hooks (dataplane/quic/trace.h), NULL: off. */
+	dpq_trace_fn *ctrace, *strace;
+	void *ctrace_ctx, *strace_ctx;
+};
+
+/* Set up TLS contexts, links and the client connection. Returns 0 or a
+ * negative errno (-EINVAL for a bad link configuration). */
+int dpq_sim_create(const struct dpq_sim_conf *conf, struct dpq_sim **out);
+void dpq_sim_destroy(struct dpq_sim *s);
+
+struct dpq_conn *dpq_sim_client(const struct dpq_sim *s);
+/* NULL until the client's first Initial reached the server. */
+struct dpq_conn *dpq_sim_server(const struct dpq_sim *s);
+/* Virtual time since the start, ns; and as the connections see it, us. */
+uint64_t dpq_sim_elapsed_ns(const struct dpq_sim *s);
+uint64_t dpq_sim_now_us(const struct dpq_sim *s);
+/* The link models (to read stats or change conf between runs). */
+struct dpq_linkem *dpq_sim_link(struct dpq_sim *s, bool c2s);
+/* Datagrams dropped because DPQ_SIM_LINK_MAX were in flight. */
+uint64_t dpq_sim_overflow(const struct dpq_sim *s);
+
+/* Run until done(s, arg) returns true (checked after every step) or
+ * max_ns of virtual time passed. done NULL: until neither connection has
+ * a timer or a datagram in flight. Returns true if done() became true
+ * (done NULL: true if the run went idle before max_ns). */
+bool dpq_sim_run(struct dpq_sim *s, bool (*done)(struct dpq_sim *s,
+		void *arg), void *arg, uint64_t max_ns);
+
+/* ---- bulk transfer ------------------------------------------------------ */
+
+#define DPQ_SIM_XFER_STREAMS	64
+
+struct dpq_sim_xfer {
+	uint64_t bytes;		/* per stream */
+	unsigned int streams;	/* 1..DPQ_SIM_XFER_STREAMS */
+	bool upload;		/* client sends; false: server sends */
+	uint64_t max_ns;	/* give up after this much virtual time */
+};
+
+struct dpq_sim_xfer_result {
+	bool ok;		/* every byte arrived, in order, exact, + FIN */
+	bool corrupt;		/* a byte differed from what was sent */
+	uint64_t handshake_ns;	/* start -> client handshake complete */
+	uint64_t done_ns;	/* start -> last stream complete */
+	/* start of the transfer (handshake complete) -> stream i complete
+	 * (UINT64_MAX: never). */
+	uint64_t stream_ns[DPQ_SIM_XFER_STREAMS];
+	uint64_t bytes;		/* stream bytes received in total */
+	double goodput_bps;	/* bytes * 8 / (done - handshake) */
+	struct dpq_conn_stats client, server;
+	struct dpq_linkem_stats c2s, s2c;
+	uint64_t overflow;
+	double cpu_s;		/* CPU time of the run (process clock) */
+};
+
+/* Run one transfer from scratch with conf (its app fields are replaced by
+ * the transfer's own). Returns 0 when it finished byte-exact, -ETIMEDOUT
+ * when max_ns passed first, -EPROTO on corruption or a connection closed
+ * early, another negative errno on setup failure; *res is filled in all
+ * cases but setup failure. */
+int dpq_sim_transfer(const struct dpq_sim_conf *conf,
+		const struct dpq_sim_xfer *x, struct dpq_sim_xfer_result *res);
+
+#endif /* DPQ_EMU_SIM_H */

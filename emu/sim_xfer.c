@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpq_sim_transfer(): bulk transfer over the simulated link, checked byte
+ * for byte. The client opens K bidirectional streams once its handshake
+ * completes. Download: it sends an 8-byte request and FIN on each, the
+ * server answers with x->bytes of a pattern and FIN. Upload: the client
+ * sends the pattern and FIN, the server reads it and answers FIN. The
+ * receiver compares every byte with the pattern, which depends on the
+ * stream and the offset (a misplaced or corrupted byte shows).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "emu/sim.h"
+
+#define CHUNK		16384
+
+struct xfer_stream {
+	uint64_t id;
+	uint64_t sent;		/* pattern bytes written */
+	uint64_t got;		/* pattern bytes read and checked */
+	bool fin_sent;
+	bool sending;		/* download: the request arrived */
+	bool complete;		/* receiver saw every byte and FIN */
+	uint64_t done_ns;
+};
+
+struct xfer {
+	const struct dpq_sim_xfer *x;
+	struct dpq_sim *sim;
+	struct xfer_stream st[DPQ_SIM_XFER_STREAMS];
+	unsigned int opened, completed;
+	uint64_t start_ns;	/* client handshake complete */
+	bool established;
+	bool corrupt;
+	bool failed;		/* a stream reset, or bytes past the end */
+};
+
+static uint64_t
+mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* The pattern byte stream of stream id from off. */
+static void
+pattern(uint64_t id, uint64_t off, uint8_t *buf, size_t n)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++, off++) {
+		if (i == 0 || (off & 7) == 0)
+			v = mix((id << 40) ^ (off >> 3) ^
+					UINT64_C(0x9e3779b97f4a7c15));
+		buf[i] = (uint8_t)(v >> ((off & 7) * 8));
+	}
+}
+
+static struct xfer_stream *
+stream_of(struct xfer *t, uint64_t id)
+{
+	uint64_t i = id / 4;
+
+	if ((id & 3) != 0 || i >= t->x->streams)
+		return NULL;
+	return &t->st[i];
+}
+
+/* Write pattern bytes until done or the stream's buffer is full. */
+static void
+pump(struct dpq_conn *c, struct xfer *t, struct xfer_stream *s)
+{
+	uint8_t buf[CHUNK];
+
+	while (!s->fin_sent) {
+		uint64_t left = t->x->bytes - s->sent;
+		size_t n = left < CHUNK ? (size_t)left : CHUNK;
+		ssize_t w;
+
+		pattern(s->id, s->sent, buf, n);
+		w = dpq_conn_stream_write(c, s->id, buf, n, n == left);
+		if (w < 0) {
+			t->failed = true;
+			return;
+		}
+		s->sent += (uint64_t)w;
+		if ((size_t)w == n && s->sent == t->x->bytes)
+			s->fin_sent = true;
+		else if ((size_t)w < n || w == 0)
+			return;		/* on_stream_writable goes on */
+	}
+}
+
+/* Read and check what arrived; mark completion. */
+static void
+drain(struct dpq_conn *c, struct xfer *t, struct xfer_stream *s)
+{
+	uint8_t buf[CHUNK], want[CHUNK];
+	bool fin = false;
+	ssize_t n;
+
+	/* The read that returns the FIN may free the stream: stop there. */
+	while (!fin && (n = dpq_conn_stream_read(c, s->id, buf, sizeof(buf),
+			&fin)) > 0) {
+		if (s->got + (uint64_t)n > t->x->bytes) {
+			t->failed = true;
+			return;
+		}
+		pattern(s->id, s->got, want, (size_t)n);
+		if (memcmp(buf, want, (size_t)n) != 0)
+			t->corrupt = true;
+		s->got += (uint64_t)n;
+	}
+	if (fin && !s->complete) {
+		if (s->got != t->x->bytes)
+			t->failed = true;
+		s->complete = true;
+		s->done_ns = dpq_sim_elapsed_ns(t->sim) - t->start_ns;
+		t->completed++;
+	}
+}
+
+static void
+on_established(struct dpq_conn *c, const char *alpn)
+{
+	struct xfer *t = dpq_conn_app_ctx(c);
+	uint8_t req[8] = { 'G', 'E', 'T', ' ', 'b', 'u', 'l', 'k' };
+	unsigned int i;
+
+	(void)alpn;
+	if (dpq_conn_is_server(c))
+		return;
+	t->established = true;
+	t->start_ns = dpq_sim_elapsed_ns(t->sim);
+	for (i = 0; i < t->x->streams; i++) {
+		struct xfer_stream *s = &t->st[i];
+
+		if (dpq_conn_stream_open(c, false, &s->id) != 0) {
+			t->failed = true;
+			return;
+		}
+		t->opened++;
+		if (t->x->upload) {
+			pump(c, t, s);
+		} else if (dpq_conn_stream_write(c, s->id, req, sizeof(req),
+				true) != (ssize_t)sizeof(req)) {
+			t->failed = true;
+		}
+	}
+}
+
+static void
+on_data(struct dpq_conn *c, uint64_t id)
+{
+	struct xfer *t = dpq_conn_app_ctx(c);
+	struct xfer_stream *s = stream_of(t, id);
+	bool receiver = dpq_conn_is_server(c) == t->x->upload;
+
+	if (s == NULL) {
+		t->failed = true;
+		return;
+	}
+	if (receiver) {
+		drain(c, t, s);
+		if (s->complete && t->x->upload && !s->fin_sent) {
+			s->fin_sent = true;
+			dpq_conn_stream_write(c, id, NULL, 0, true);
+		}
+		return;
+	}
+	/* The sender's side reads the request (download) or the FIN
+	 * (upload) and discards it. */
+	{
+		uint8_t buf[64];
+		bool fin = false;
+
+		while (!fin && dpq_conn_stream_read(c, id, buf, sizeof(buf),
+				&fin) > 0)
+			;
+		if (fin && !t->x->upload && !s->sending) {
+			s->sending = true;
+			pump(c, t, s);
+		}
+	}
+}
+
+static void
+on_writable(struct dpq_conn *c, uint64_t id)
+{
+	struct xfer *t = dpq_conn_app_ctx(c);
+	struct xfer_stream *s = stream_of(t, id);
+	bool sender = dpq_conn_is_server(c) != t->x->upload;
+
+	if (s != NULL && sender && (t->x->upload || s->sending))
+		pump(c, t, s);
+}
+
+static void
+on_reset(struct dpq_conn *c, uint64_t id, uint64_t err, bool stop)
+{
+	struct xfer *t = dpq_conn_app_ctx(c);
+
+	(void)id;
+	(void)err;
+	(void)stop;
+	t->failed = true;
+}
+
+static const struct dpq_app_ops xfer_app = {
+	.on_established = on_established,
+	.on_stream_data = on_data,
+	.on_stream_writable = on_writable,
+	.on_stream_reset = on_reset,
+};
+
+static bool
+xfer_done(struct dpq_sim *sim, void *arg)
+{
+	struct xfer *t = arg;
+	struct dpq_conn *sv = dpq_sim_server(sim);
+
+	if (t->failed || t->corrupt)
+		return true;
+	if (dpq_conn_state(dpq_sim_client(sim)) >= DPQ_CONN_CLOSING ||
+	    (sv != NULL && dpq_conn_state(sv) >= DPQ_CONN_CLOSING))
+		return true;
+	return t->established && t->completed == t->x->streams;
+}
+
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int
+dpq_sim_transfer(const struct dpq_sim_conf *conf,
+		const struct dpq_sim_xfer *x, struct dpq_sim_xfer_result *res)
+{
+	struct dpq_sim_conf c = *conf;
+	struct dpq_sim *sim;
+	struct xfer *t;
+	double cpu0 = cpu_now();
+	unsigned int i;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (x->streams == 0 || x->streams > DPQ_SIM_XFER_STREAMS)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	t->x = x;
+	c.capp = c.sapp = &xfer_app;
+	c.capp_ctx = c.sapp_ctx = t;
+	rc = dpq_sim_create(&c, &sim);
+	if (rc != 0) {
+		free(t);
+		return rc;
+	}
+	t->sim = sim;
+	dpq_sim_run(sim, xfer_done, t, x->max_ns);
+
+	res->corrupt = t->corrupt;
+	res->ok = t->established && !t->failed && !t->corrupt &&
+		t->completed == x->streams;
+	res->handshake_ns = t->established ? t->start_ns : UINT64_MAX;
+	for (i = 0; i < x->streams; i++) {
+		res->stream_ns[i] = t->st[i].complete ? t->st[i].done_ns :
+			UINT64_MAX;
+		res->bytes += t->st[i].got;
+		if (t->st[i].complete && t->st[i].done_ns > res->done_ns)
+			res->done_ns = t->st[i].done_ns;
+	}
+	if (res->ok && res->done_ns > 0)
+		res->goodput_bps = (double)res->bytes * 8e9 /
+			(double)res->done_ns;
+	if (res->ok)
+		res->done_ns += t->start_ns;
+	else
+		res->done_ns = dpq_sim_elapsed_ns(sim);
+	dpq_conn_get_stats(dpq_sim_client(sim), &res->client);
+	if (dpq_sim_server(sim) != NULL)
+		dpq_conn_get_stats(dpq_sim_server(sim), &res->server);
+	res->c2s = dpq_sim_link(sim, true)->stats;
+	res->s2c = dpq_sim_link(sim, false)->stats;
+	res->overflow = dpq_sim_overflow(sim);
+	rc = res->ok ? 0 : (t->corrupt || t->failed ||
+			dpq_conn_state(dpq_sim_client(sim)) >= DPQ_CONN_CLOSING) ?
+		-EPROTO : -ETIMEDOUT;
+	dpq_sim_destroy(sim);
+	free(t);
+	res->cpu_s = cpu_now() - cpu0;
+	return rc;
+}
