@@ -419,7 +419,9 @@ dpq_linkem_conf_parse(struct dpq_linkem_conf *conf, const char *spec,
 	const char *p = spec;
 	int rc;
 
-	while (p != NULL && *p != '\0') {
+	if (spec == NULL || *spec == '\0')
+		return 0;
+	while (p != NULL) {
 		const char *end = strchr(p, ',');
 		const char *eq;
 		size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
