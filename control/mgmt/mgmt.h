@@ -4,11 +4,12 @@
  * runs the TLS 1.3 handshakes (control/tls) of every shard's connections,
  * so that public-key work never runs on a dataplane core.
  *
- * It owns one channel per shard (msg.h: two SP/SC rte_rings and two
- * rte_mempools, created here on the shard's NUMA socket). Each poll drains
- * the shards' request rings (HS_NEW, HS_CRYPTO, HS_RELEASE) with bounded
- * work, feeds dpq_tls, and turns its callbacks into replies (HS_SEND,
- * HS_SECRET, HS_PEER_TP, HS_COMPLETE, HS_FAILED).
+ * It owns one channel per shard (dataplane/shard/msg.h: two SP/SC
+ * rte_rings and two rte_mempools, created here on the shard's NUMA
+ * socket). Each poll drains the shards' request rings (HS_NEW,
+ * HS_CRYPTO, HS_RELEASE) with bounded work, feeds dpq_tls, and turns its
+ * callbacks into replies (HS_SEND, HS_SECRET, HS_PEER_TP, HS_COMPLETE,
+ * HS_FAILED).
  *
  * Bounds, and what happens at them (all counted per shard):
  *  - the handshake table (max_handshakes): a new handshake beyond it is
@@ -46,7 +47,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "control/mgmt/msg.h"
+#include "dataplane/shard/msg.h"
 #include "control/tls/tls.h"
 
 #define DPQ_MGMT_MAX_SHARDS		128

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dpq_hs_ring is a shard's end of its channel to the management thread's
- * handshake service (DESIGN §2, control/mgmt/msg.h): the struct
+ * handshake service (DESIGN §2, dataplane/shard/msg.h): the struct
  * dpq_hs_ops its connections are created with (CRYPTO bytes become
  * HS_CRYPTO messages, release becomes HS_RELEASE), HS_NEW for a new
  * connection, and the drain that applies the service's replies to the
@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 
-#include "control/mgmt/msg.h"
+#include "dataplane/shard/msg.h"
 #include "dataplane/quic/conn.h"
 
 #define DPQ_HS_RING_DEFAULT_BACKLOG	64

@@ -19,7 +19,7 @@
 #include "dataplane/crypto/crypto.h"
 #include "dataplane/engine/packet.h"
 #include "dataplane/server/listener.h"
-#include "control/mgmt/msg.h"
+#include "dataplane/shard/msg.h"
 #include "dataplane/shard/shard.h"
 
 #define CIDS_PER_CONN	2	/* our SCID, the client's first DCID */
@@ -246,7 +246,7 @@ dpq_shard_conn_handle(const struct dpq_shard *s, const struct dpq_conn *c)
 {
 	uint32_t idx = (uint32_t)(uintptr_t)dpq_conn_owner(c);
 
-	/* The layout of control/mgmt/msg.h: shard, generation, slot. */
+	/* The layout of dataplane/shard/msg.h: shard, generation, slot. */
 	return dpq_hs_handle(s->conf.shard_id, idx, s->slots[idx].gen);
 }
 

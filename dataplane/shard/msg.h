@@ -2,7 +2,8 @@
 /*
  * msg.h: the messages between a shard and the management thread's
  * handshake service (DESIGN §2), and the helpers both sides use to post
- * them without ever losing one silently.
+ * them without ever losing one silently. It lives with the shard, the
+ * lower layer: control/mgmt includes it, never the other way round.
  *
  * Each shard has one channel (struct dpq_hs_chan): two DPDK rings created
  * single-producer/single-consumer (RING_F_SP_ENQ | RING_F_SC_DEQ), one per
@@ -43,8 +44,8 @@
  * backlog overflows does the post fail, and the caller fails the
  * handshake (counted). No message is ever dropped without a counter.
  */
-#ifndef DPQ_CONTROL_MGMT_MSG_H
-#define DPQ_CONTROL_MGMT_MSG_H
+#ifndef DPQ_SHARD_MSG_H
+#define DPQ_SHARD_MSG_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -333,4 +334,4 @@ dpq_hs_backlog_purge(struct dpq_hs_backlog *bl, uint64_t handle,
 	return n - kept;
 }
 
-#endif /* DPQ_CONTROL_MGMT_MSG_H */
+#endif /* DPQ_SHARD_MSG_H */
