@@ -356,8 +356,11 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 		dpq_conn_enter_draining(c, now);
 		return 0;
 	case DPQ_FT_HANDSHAKE_DONE:
-		/* RFC 9001 §4.1.2: confirms the handshake for a client. */
-		dpq_conn_confirm_handshake(c, now);
+		/* RFC 9001 §4.1.2: confirms the handshake for a client
+		 * (servers refuse it by the frame table). 1-RTT packets wait
+		 * for completion (rx_ready), so it cannot come earlier. */
+		if (c->hs_complete)
+			dpq_conn_confirm_handshake(c, now);
 		return 0;
 	default:
 		return close_te(c, DPQ_TE_FRAME_ENCODING_ERROR, f->type,
@@ -408,8 +411,11 @@ on_retry(struct dpq_conn *c, const uint8_t *pkt, const struct dpq_pkt_hdr *h)
 static void
 on_version_negotiation(struct dpq_conn *c, const struct dpq_pkt_hdr *h)
 {
-	if (c->role != DPQ_ROLE_CLIENT ||
+	/* §6.2: discard a VN once any other packet was processed, a Retry
+	 * included (a forged VN after it must not end the attempt). */
+	if (c->role != DPQ_ROLE_CLIENT || c->retry_done ||
 	    c->largest_rx_pn[DPQ_PN_SPACE_INITIAL] != DPQ_PN_NONE ||
+	    c->largest_rx_pn[DPQ_PN_SPACE_HANDSHAKE] != DPQ_PN_NONE ||
 	    dpq_pkt_vn_has_version(h, c->version))
 		return;		/* ignore (§6.2) */
 	c->close.error_code = DPQ_TE_NO_ERROR;
@@ -435,17 +441,18 @@ buffer_packet(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 	return 0;
 }
 
-/* Can packets of epoch e be processed now? RFC 9001 §5.7: a server
- * holding 1-RTT keys still must not process 1-RTT packets before the
- * handshake completes (the client's Finished), so they wait with the
- * packets whose keys have not arrived. */
+/* Can packets of epoch e be processed now? RFC 9001 §5.7: endpoints in
+ * either role holding 1-RTT keys still must not process 1-RTT packets
+ * before their handshake completes, so they wait with the packets whose
+ * keys have not arrived. For a client this also keeps a HANDSHAKE_DONE
+ * from confirming (and dropping Handshake keys) before its own Finished
+ * is sent (§4.1.2). */
 static bool
 rx_ready(const struct dpq_conn *c, enum dpq_epoch e)
 {
 	if (c->rx[e] == NULL)
 		return false;
-	return !(e == DPQ_EPOCH_1RTT && c->role == DPQ_ROLE_SERVER &&
-			!c->hs_complete);
+	return !(e == DPQ_EPOCH_1RTT && !c->hs_complete);
 }
 
 int
@@ -776,7 +783,8 @@ dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now)
 int
 dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len, uint64_t now)
 {
-	size_t off = 0;
+	const uint8_t *first_dcid = NULL;
+	size_t off = 0, first_dcid_len = 0;
 	int accepted = 0;
 	bool stop = false;
 
@@ -796,7 +804,25 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len, uint64_t now)
 		enum rx_outcome r;
 
 		memset(&h, 0, sizeof(h));
+		if (off > 0 && (dpq_pkt_parse(dgram + off, dgram + len,
+				c->scid.len, &h) != 0 ||
+				h.dcid_len != first_dcid_len ||
+				memcmp(h.dcid, first_dcid, h.dcid_len) != 0)) {
+			/* RFC 9000 §12.2: ignore a coalesced packet whose
+			 * DCID differs from the first packet's (and stop at
+			 * one that does not parse). */
+			c->stats.pkts_dropped++;
+			if (h.pkt_len == 0)
+				break;
+			off += h.pkt_len;
+			continue;
+		}
 		r = recv_one(c, dgram + off, len - off, len, &h, now, &stop);
+		if (off == 0) {
+			/* Decryption leaves the DCID bytes as they were. */
+			first_dcid = h.dcid;
+			first_dcid_len = h.dcid_len;
+		}
 		accepted += r == RX_ACCEPTED;
 		if (r == RX_DROPPED)
 			c->stats.pkts_dropped++;

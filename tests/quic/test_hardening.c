@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Regression tests for the defects of a security audit (issue 7 §1) in
+ * the connection engine: each builds the hostile input with the peer's
+ * keys (tests/lib/peer_seal.c) and checks what RFC 9000/9001 require.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "conn_pair.h"
+#include "dataplane/crypto/retry.h"
+#include "dataplane/engine/errors.h"
+#include "dataplane/engine/frame.h"
+#include "dataplane/engine/tparams.h"
+#include "dataplane/quic/conn_int.h"
+#include "tests/lib/peer_seal.h"
+
+#define NOW 1000000ull
+
+static int
+null_hs_recv(void *hs, struct dpq_conn *c, enum dpq_epoch e,
+		const uint8_t *d, size_t len)
+{
+	(void)hs; (void)c; (void)e; (void)d; (void)len;
+	return 0;
+}
+
+static const struct dpq_hs_ops null_hs = { .recv = null_hs_recv };
+
+/* A connection without a TLS service: the test plays the handshake. */
+struct lone {
+	struct dpq_crypto *cc;
+	struct dpq_conn_conf conf;
+	struct dpq_conn_init in;
+	struct dpq_conn *c;
+	struct dpq_cid server_cid;	/* client: the server's SCID */
+};
+
+static void
+lone_init(struct lone *l, enum dpq_role role)
+{
+	memset(l, 0, sizeof(*l));
+	l->cc = dpq_crypto_create();
+	assert_non_null(l->cc);
+	l->conf.role = role;
+	l->in.conf = &l->conf;
+	l->in.crypto = l->cc;
+	l->in.hs_ops = &null_hs;
+	l->in.scid.len = 8;
+	memset(l->in.scid.bytes, 0x11, 8);
+	l->in.dcid.len = 8;
+	memset(l->in.dcid.bytes, 0x22, 8);
+	if (role == DPQ_ROLE_SERVER) {
+		l->in.peer_scid.len = 8;
+		memset(l->in.peer_scid.bytes, 0x33, 8);
+	}
+	l->server_cid.len = 8;
+	memset(l->server_cid.bytes, 0x44, 8);
+	l->in.now = NOW;
+	assert_int_equal(dpq_conn_create(&l->in, &l->c), 0);
+}
+
+static void
+lone_free(struct lone *l)
+{
+	dpq_conn_destroy(l->c);
+	dpq_crypto_destroy(l->cc);
+}
+
+static size_t
+frame(uint8_t *p, size_t cap, const struct dpq_frame *f)
+{
+	uint8_t *e = dpq_frame_encode(p, p + cap, f);
+
+	assert_non_null(e);
+	return (size_t)(e - p);
+}
+
+/* ---- RFC 9000 §6.2: a VN after a Retry is discarded ------------------ */
+
+static void
+test_vn_after_retry(void **state)
+{
+	struct lone l;
+	uint8_t buf[512], *e;
+	uint8_t token[32];
+	const uint32_t other = 0x1a2a3a4a;
+	struct dpq_pkt_long_desc d = { 0 };
+	size_t n;
+
+	(void)state;
+	lone_init(&l, DPQ_ROLE_CLIENT);
+	memset(token, 0x55, sizeof(token));
+	d.version = DPQ_VERSION_1;
+	d.dcid = l.in.scid.bytes;
+	d.dcid_len = l.in.scid.len;
+	d.scid = l.server_cid.bytes;
+	d.scid_len = l.server_cid.len;
+	d.token = token;
+	d.token_len = sizeof(token);
+	e = dpq_pkt_write_retry(buf, buf + sizeof(buf), &d, 0);
+	assert_non_null(e);
+	assert_int_equal(dpq_retry_tag_compute(l.cc, l.in.dcid.bytes,
+			l.in.dcid.len, buf, (size_t)(e - buf), e), 0);
+	n = (size_t)(e - buf) + DPQ_RETRY_TAG_LEN;
+	dpq_conn_recv(l.c, buf, n, NOW + 1000);
+	assert_true(l.c->retry_done);
+	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_HANDSHAKING);
+
+	/* The Retry was a packet successfully processed: a VN that
+	 * follows (an attacker's, or a late one) must not end us. */
+	e = dpq_pkt_write_vn(buf, buf + sizeof(buf), 0, l.in.scid.bytes,
+			l.in.scid.len, l.server_cid.bytes, l.server_cid.len,
+			&other, 1);
+	assert_non_null(e);
+	dpq_conn_recv(l.c, buf, (size_t)(e - buf), NOW + 2000);
+	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_HANDSHAKING);
+	lone_free(&l);
+
+	/* Without the Retry the same VN does end the attempt. */
+	lone_init(&l, DPQ_ROLE_CLIENT);
+	e = dpq_pkt_write_vn(buf, buf + sizeof(buf), 0, l.in.scid.bytes,
+			l.in.scid.len, l.server_cid.bytes, l.server_cid.len,
+			&other, 1);
+	dpq_conn_recv(l.c, buf, (size_t)(e - buf), NOW + 2000);
+	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_CLOSED);
+	lone_free(&l);
+}
+
+/* ---- RFC 9001 §4.1.2, §5.7: HANDSHAKE_DONE before completion ---------- */
+
+static void
+give_server_tparams(struct lone *l)
+{
+	struct dpq_tparams tp;
+	uint8_t blob[512], *end;
+
+	dpq_tparams_init_defaults(&tp);
+	tp.initial_scid = l->server_cid;
+	tp.present |= DPQ_TP_BIT(DPQ_TP_INITIAL_SCID);
+	tp.original_dcid = l->in.dcid;
+	tp.present |= DPQ_TP_BIT(DPQ_TP_ORIGINAL_DCID);
+	tp.initial_max_data = 1 << 20;
+	tp.present |= DPQ_TP_BIT(DPQ_TP_INITIAL_MAX_DATA);
+	end = dpq_tparams_encode(blob, blob + sizeof(blob), DPQ_ROLE_SERVER,
+			&tp);
+	assert_non_null(end);
+	assert_int_equal(dpq_conn_hs_peer_tparams(l->c, blob,
+			(size_t)(end - blob)), 0);
+}
+
+static void
+test_handshake_done_early(void **state)
+{
+	static const uint8_t secret[32] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct dpq_frame f = { 0 };
+	struct peer_pkt pk = { 0 };
+	struct dpq_pp_key *ik, *k1;
+	uint8_t frames[64], buf[1500];
+	struct lone l;
+	ssize_t n;
+
+	(void)state;
+	lone_init(&l, DPQ_ROLE_CLIENT);
+	/* The server's Initial (a PING) makes the client switch to the
+	 * server's CID (§7.2). */
+	ik = peer_key_initial(l.cc, &l.in.dcid, true);
+	assert_non_null(ik);
+	f.type = DPQ_FT_PING;
+	pk.type = DPQ_PKT_INITIAL;
+	pk.dcid = &l.in.scid;
+	pk.scid = &l.server_cid;
+	pk.frames = frames;
+	pk.frames_len = frame(frames, sizeof(frames), &f);
+	n = peer_seal(l.cc, ik, &pk, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(dpq_conn_recv(l.c, buf, (size_t)n, NOW + 1000), 1);
+
+	/* 1-RTT read keys arrive before the client's Finished went out,
+	 * and with them a 1-RTT packet carrying HANDSHAKE_DONE. */
+	assert_int_equal(dpq_conn_hs_secret(l.c, DPQ_EPOCH_1RTT, false,
+			DPQ_TLS_AES_128_GCM_SHA256, secret, sizeof(secret)), 0);
+	k1 = peer_key_secret(l.cc, DPQ_TLS_AES_128_GCM_SHA256, secret,
+			sizeof(secret));
+	assert_non_null(k1);
+	f.type = DPQ_FT_HANDSHAKE_DONE;
+	memset(&pk, 0, sizeof(pk));
+	pk.type = DPQ_PKT_1RTT;
+	pk.dcid = &l.in.scid;
+	pk.pn = 0;
+	pk.frames = frames;
+	pk.frames_len = frame(frames, sizeof(frames), &f);
+	n = peer_seal(l.cc, k1, &pk, buf, sizeof(buf));
+	assert_true(n > 0);
+	dpq_conn_recv(l.c, buf, (size_t)n, NOW + 2000);
+	/* RFC 9001 §5.7: not processed before the handshake completes, so
+	 * the handshake is not confirmed (and Handshake keys stay). */
+	assert_false(dpq_conn_handshake_confirmed(l.c));
+	assert_false(l.c->pns[DPQ_PN_SPACE_HANDSHAKE].discarded);
+
+	/* Completion; the held packet is processed then. */
+	give_server_tparams(&l);
+	dpq_conn_hs_complete(l.c, "hq-interop");
+	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_ESTABLISHED);
+	dpq_conn_poll(l.c, NOW + 3000);
+	assert_true(dpq_conn_handshake_confirmed(l.c));
+	peer_key_free(ik);
+	peer_key_free(k1);
+	lone_free(&l);
+}
+
+/* ---- RFC 9000 §12.2: coalesced packets with another DCID ------------- */
+
+static void
+test_coalesced_other_dcid(void **state)
+{
+	struct dpq_frame f = { .type = DPQ_FT_PING };
+	struct peer_pkt pk = { 0 };
+	struct dpq_cid other = { .len = 8 };
+	struct dpq_pp_key *ik;
+	uint8_t frames[16], dgram[1500];
+	struct lone l;
+	ssize_t a, b;
+
+	(void)state;
+	memset(other.bytes, 0x99, 8);
+	lone_init(&l, DPQ_ROLE_SERVER);
+	ik = peer_key_initial(l.cc, &l.in.dcid, false);
+	assert_non_null(ik);
+	pk.type = DPQ_PKT_INITIAL;
+	pk.dcid = &l.in.dcid;
+	pk.scid = &l.in.peer_scid;
+	pk.frames = frames;
+	pk.frames_len = frame(frames, sizeof(frames), &f);
+	pk.pn = 0;
+	pk.pad_to = 1100;
+	a = peer_seal(l.cc, ik, &pk, dgram, sizeof(dgram));
+	assert_true(a > 0);
+	/* Same keys, another DCID: the receiver must ignore it. */
+	pk.dcid = &other;
+	pk.pn = 1;
+	pk.pad_to = 200;
+	b = peer_seal(l.cc, ik, &pk, dgram + a, sizeof(dgram) - (size_t)a);
+	assert_true(b > 0);
+	assert_int_equal(dpq_conn_recv(l.c, dgram, (size_t)(a + b), NOW + 10),
+			1);
+	/* pn 1 was not taken: with the right DCID it is accepted. */
+	pk.dcid = &l.in.dcid;
+	pk.pad_to = 1200;
+	b = peer_seal(l.cc, ik, &pk, dgram, sizeof(dgram));
+	assert_true(b > 0);
+	assert_int_equal(dpq_conn_recv(l.c, dgram, (size_t)b, NOW + 20), 1);
+	peer_key_free(ik);
+	lone_free(&l);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vn_after_retry),
+		cmocka_unit_test(test_handshake_done_early),
+		cmocka_unit_test(test_coalesced_other_dcid),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
