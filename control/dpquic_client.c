@@ -10,7 +10,8 @@
  *     --sha256            print "sha256 HEX PATH" per file
  *     --ciphers NAME      AES-128-GCM | AES-256-GCM | CHACHA20-POLY1305
  *     --alpn NAME         (hq-interop)
- *     --keylog FILE       NSS key log (also SSLKEYLOGFILE)
+ *     --keylog FILE       NSS key log (created 0600; SSLKEYLOGFILE is
+ *                         ignored: secrets go only where asked)
  *     --timeout S         give up after S seconds (30)
  *     --verify [--ca F]   verify the server certificate (off by default:
  *                         dpquicd's default certificate is self-signed)
@@ -254,7 +255,6 @@ main(int argc, char **argv)
 	argc -= n;
 	argv += n;
 	tc.role = DPQ_TLS_CLIENT;
-	tc.keylog_file = getenv("SSLKEYLOGFILE");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {

@@ -92,8 +92,8 @@ usage(const char *prog)
 		"  --prefix LEN        on-link prefix of --addr (24 / 64)\n"
 		"  --gateway IP        next hop for off-link peers\n"
 		"  --ctl PATH          control socket (%s)\n"
-		"  --keylog F          NSS key log for Wireshark (also "
-		"SSLKEYLOGFILE)\n"
+		"  --keylog F          NSS key log for Wireshark (created "
+		"0600; SSLKEYLOGFILE is ignored)\n"
 		"  --cc NAME           congestion controller (newreno)\n"
 		"  --duration S        stop after S seconds (0: run until "
 		"signalled)\n"
@@ -126,7 +126,6 @@ parse_opts(int argc, char **argv)
 
 	o.shards = 1;
 	o.ctl_path = DPQ_CTL_DEFAULT_PATH;
-	o.keylog = getenv("SSLKEYLOGFILE");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {

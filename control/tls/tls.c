@@ -7,11 +7,13 @@
  * parameters travel in extension 0x39 (RFC 9001 §8.2). Mgmt thread only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
@@ -251,10 +253,18 @@ dpq_tls_ctx_create(const struct dpq_tls_ctx_conf *conf,
 	}
 
 	if (conf->keylog_file != NULL) {
-		ctx->keylog = fopen(conf->keylog_file, "a");
+		/* The key log decrypts every connection: owner-only from
+		 * its creation whatever the umask, and never through a
+		 * symbolic link someone else planted. */
+		int fd = open(conf->keylog_file, O_WRONLY | O_APPEND |
+				O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		ctx->keylog = fd < 0 ? NULL : fdopen(fd, "a");
 		if (ctx->keylog == NULL) {
 			ctx_log(ctx, "keylog file %s: %s", conf->keylog_file,
 					strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			goto fail;
 		}
 		setvbuf(ctx->keylog, NULL, _IOLBF, 0);
@@ -463,6 +473,8 @@ keylog_hook(gnutls_session_t s, const char *label,
 	char line[512];
 	size_t off, i;
 
+	if (tls->ctx->keylog == NULL)
+		return 0;
 	gnutls_session_get_random(s, &crand, &srand);
 	off = snprintf(line, sizeof(line), "%s ", label);
 	for (i = 0; i < crand.size && off + 3 < sizeof(line); i++)
@@ -580,8 +592,10 @@ dpq_tls_new(struct dpq_tls_ctx *ctx, const struct dpq_tls_callbacks *cb,
 	gnutls_transport_set_ptr(tls->session, tls->session);
 	gnutls_transport_set_pull_function(tls->session, no_pull);
 	gnutls_transport_set_push_function(tls->session, no_push);
-	if (ctx->keylog != NULL)
-		gnutls_session_set_keylog_function(tls->session, keylog_hook);
+	/* Always our hook: GnuTLS's default one writes the secrets to the
+	 * file named by SSLKEYLOGFILE, which keys must never reach unless
+	 * the configuration asks (keylog_file). */
+	gnutls_session_set_keylog_function(tls->session, keylog_hook);
 
 	/* A client's first gnutls_handshake() emits the ClientHello. */
 	if (ctx->role == DPQ_TLS_CLIENT && advance(tls) != 0) {

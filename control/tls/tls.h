@@ -91,8 +91,10 @@ struct dpq_tls_ctx_conf {
 	 * verify false accepts any certificate (tests, demos). */
 	const char *ca_file;
 	bool verify;
-	/* Append NSS key log lines here (Wireshark's SSLKEYLOGFILE); NULL:
-	 * off. The file is opened in append mode at ctx creation. */
+	/* Append NSS key log lines here (Wireshark's format); NULL: off,
+	 * whatever the environment says (GnuTLS's own SSLKEYLOGFILE writer
+	 * is replaced). Opened at ctx creation in append mode, created
+	 * 0600, never through a symbolic link. */
 	const char *keylog_file;
 	/* Diagnostics; NULL: stderr. */
 	void (*log)(void *log_arg, const char *msg);

@@ -27,7 +27,7 @@ quiet(void *arg, const char *msg)
 
 static struct dpq_tls_ctx *
 mkctx(enum dpq_tls_role role, const char *alpn, uint16_t suite,
-		const char *const *alpns)
+		const char *const *alpns, const char *keylog)
 {
 	struct dpq_tls_ctx_conf conf = {
 		.role = role,
@@ -35,6 +35,7 @@ mkctx(enum dpq_tls_role role, const char *alpn, uint16_t suite,
 		.alpn_count = 1,
 		.self_signed_name = "dpquic.test",
 		.server_name = "dpquic.test",
+		.keylog_file = keylog,
 		.log = quiet,
 	};
 	struct dpq_tls_ctx *ctx = NULL;
@@ -62,7 +63,7 @@ pair_init(struct pair *p, uint16_t suite, const char *calpn,
 	p->rng = seed ? seed : 1;
 	p->crypto = dpq_crypto_create();
 	p->cctx = mkctx(DPQ_TLS_CLIENT, calpn ? calpn : "hq-interop", suite,
-			NULL);
+			NULL, NULL);
 	p->c2s.q = calloc(PAIR_QUEUE, sizeof(struct pair_dgram));
 	p->s2c.q = calloc(PAIR_QUEUE, sizeof(struct pair_dgram));
 	p->c2s.delay_us = p->s2c.delay_us = delay_us;
@@ -77,7 +78,8 @@ pair_start(struct pair *p)
 {
 	struct dpq_conn_init in = { 0 };
 
-	p->sctx = mkctx(DPQ_TLS_SERVER, "hq-interop", 0, p->server_alpns);
+	p->sctx = mkctx(DPQ_TLS_SERVER, "hq-interop", 0, p->server_alpns,
+			p->server_keylog);
 	in.conf = &p->cconf;
 	in.app = p->capp;
 	in.app_ctx = p->capp_ctx;

@@ -54,6 +54,8 @@ struct pair {
 	/* Server ALPNs, NULL-terminated (NULL: "hq-interop"); set before
 	 * pair_start. */
 	const char *const *server_alpns;
+	/* Server TLS key log file (NULL: none); set before pair_start. */
+	const char *server_keylog;
 	void *capp_ctx, *sapp_ctx;
 	struct pair_link c2s, s2c;
 	uint64_t now;

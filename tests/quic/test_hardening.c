@@ -12,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "conn_pair.h"
+#include "control/tls/tls.h"
 #include "dataplane/crypto/retry.h"
 #include "dataplane/engine/errors.h"
 #include "dataplane/engine/frame.h"
@@ -262,6 +265,70 @@ test_coalesced_other_dcid(void **state)
 	lone_free(&l);
 }
 
+/* ---- the TLS key log: only when asked, owner-only --------------------- */
+
+static bool
+established(struct pair *p, void *arg)
+{
+	(void)arg;
+	return p->server != NULL && dpq_conn_handshake_confirmed(p->client) &&
+		dpq_conn_handshake_confirmed(p->server);
+}
+
+static void
+test_keylog(void **state)
+{
+	char dir[] = "/tmp/dpq-keylog-XXXXXX", env[64], asked[64], link[64],
+	     target[64], line[256];
+	struct dpq_tls_ctx_conf tc = { 0 };
+	struct dpq_tls_ctx *ctx = NULL;
+	struct stat st;
+	struct pair p;
+	mode_t old;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(env, sizeof(env), "%s/env.txt", dir);
+	snprintf(asked, sizeof(asked), "%s/asked.txt", dir);
+	snprintf(link, sizeof(link), "%s/link.txt", dir);
+	snprintf(target, sizeof(target), "%s/target.txt", dir);
+	/* GnuTLS's default hook writes to SSLKEYLOGFILE, world-readable
+	 * under the usual umask. */
+	setenv("SSLKEYLOGFILE", env, 1);
+	old = umask(022);
+	pair_init(&p, 0, NULL, 1000, 0, 40);
+	p.server_keylog = asked;
+	pair_start(&p);
+	assert_true(pair_run(&p, established, NULL, 5000000));
+	pair_free(&p);
+	unsetenv("SSLKEYLOGFILE");
+	umask(old);
+	/* Nothing went to the environment's file. */
+	assert_int_equal(stat(env, &st), -1);
+	/* The file asked for holds the secrets and is owner-only. */
+	assert_int_equal(stat(asked, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	f = fopen(asked, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_non_null(strstr(line, "TRAFFIC_SECRET"));
+	fclose(f);
+	/* Never through a symbolic link. */
+	assert_int_equal(symlink(target, link), 0);
+	tc.role = DPQ_TLS_SERVER;
+	tc.alpn[0] = "hq-interop";
+	tc.alpn_count = 1;
+	tc.self_signed_name = "dpquic.test";
+	tc.keylog_file = link;
+	tc.log = NULL;
+	assert_true(dpq_tls_ctx_create(&tc, &ctx) != 0);
+	assert_int_equal(stat(target, &st), -1);
+	unlink(link);
+	unlink(asked);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -269,6 +336,7 @@ main(void)
 		cmocka_unit_test(test_vn_after_retry),
 		cmocka_unit_test(test_handshake_done_early),
 		cmocka_unit_test(test_coalesced_other_dcid),
+		cmocka_unit_test(test_keylog),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
