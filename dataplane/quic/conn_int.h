@@ -48,12 +48,27 @@ struct dpq_qstream {
 	bool in_sendq;
 };
 
+/* Ack-only packets (neither ack-eliciting nor in flight) stay out of the
+ * sent-packet map: they carry nothing to retransmit, and a peer that
+ * never acknowledges would otherwise pin one map entry per packet it
+ * sends us. The last few are remembered so that an acknowledgment of one
+ * still lets us stop reporting what its ACK frame covered (RFC 9000
+ * §13.2.4). */
+#define DPQ_CONN_ACK_ONLY_TRACK	8
+
+struct dpq_ack_only {
+	uint64_t pn;
+	uint64_t largest_plus1;		/* its ACK's largest + 1; 0: empty */
+};
+
 /* One packet number space (RFC 9000 §12.3). */
 struct dpq_pn_space_state {
 	uint64_t next_pn;
 	struct dpq_ackr ackr;
 	uint32_t probes;		/* PTO probes still to send */
 	bool discarded;			/* keys dropped (RFC 9001 §4.9) */
+	struct dpq_ack_only ack_only[DPQ_CONN_ACK_ONLY_TRACK];
+	unsigned int ack_only_next;	/* ring position */
 };
 
 /* A CRYPTO stream of one encryption level. */
@@ -260,5 +275,7 @@ void dpq_conn_on_acked(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt);
 void dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt);
+void dpq_conn_ack_only_acked(struct dpq_conn *c, enum dpq_pn_space sp,
+		const struct dpq_ack_range *r, size_t n);
 
 #endif /* DPQ_QUIC_CONN_INT_H */

@@ -70,6 +70,7 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 	if (rc != 0)
 		return close_te(c, DPQ_TE_FRAME_ENCODING_ERROR, f->type,
 				"bad ACK");
+	dpq_conn_ack_only_acked(c, sp, ranges, n);
 	c->stats.pkts_acked += info.packets_acked;
 	c->stats.pkts_lost += info.packets_lost;
 	if (info.packets_acked)

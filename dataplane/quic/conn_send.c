@@ -468,6 +468,56 @@ pad_packet(struct pkt_build *b, size_t min_len)
 	b->padded = true;
 }
 
+/* An ack-only packet: not in the sent map (see struct dpq_ack_only), but
+ * loss recovery must know it was sent, or the peer's ACK of it would be
+ * an "ACK of an unsent packet" (RFC 9000 §13.1). */
+static void
+remember_ack_only(struct dpq_conn *c, const struct pkt_build *b)
+{
+	struct dpq_pn_space_state *ps = &c->pns[b->sp];
+	struct dpq_loss_space *ls = &c->loss.sp[b->sp];
+	size_t i;
+
+	if (ls->largest_sent == DPQ_PN_NONE || b->pn > ls->largest_sent)
+		ls->largest_sent = b->pn;
+	for (i = 0; i < b->nrec; i++) {
+		if (b->recs[i].kind != DPQ_SENT_REC_ACK)
+			continue;
+		ps->ack_only[ps->ack_only_next].pn = b->pn;
+		ps->ack_only[ps->ack_only_next].largest_plus1 =
+			b->recs[i].ack.largest + 1;
+		ps->ack_only_next = (ps->ack_only_next + 1) %
+			DPQ_CONN_ACK_ONLY_TRACK;
+		return;
+	}
+}
+
+/* The peer acknowledged these ranges of space sp: ack-only packets among
+ * them let the ACK receiver forget what they acknowledged (§13.2.4). */
+void
+dpq_conn_ack_only_acked(struct dpq_conn *c, enum dpq_pn_space sp,
+		const struct dpq_ack_range *r, size_t n)
+{
+	struct dpq_pn_space_state *ps = &c->pns[sp];
+	unsigned int i;
+	size_t k;
+
+	for (i = 0; i < DPQ_CONN_ACK_ONLY_TRACK; i++) {
+		struct dpq_ack_only *a = &ps->ack_only[i];
+
+		if (a->largest_plus1 == 0)
+			continue;
+		for (k = 0; k < n; k++) {
+			if (a->pn >= r[k].smallest && a->pn <= r[k].largest) {
+				dpq_ackr_on_ack_acked(&ps->ackr,
+						a->largest_plus1 - 1);
+				a->largest_plus1 = 0;
+				break;
+			}
+		}
+	}
+}
+
 /* Close the packet: Length field, seal op, recovery bookkeeping. */
 static size_t
 finish_packet(struct dpq_conn *c, struct pkt_build *b,
@@ -496,6 +546,10 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 		c->pns[b->sp].probes--;
 	if (!record)
 		return len;
+	if (!b->eliciting && !b->padded) {
+		remember_ack_only(c, b);
+		return len;
+	}
 	sp.pn = b->pn;
 	sp.time_sent = now;
 	sp.bytes = (uint32_t)len;

@@ -329,6 +329,88 @@ test_keylog(void **state)
 	rmdir(dir);
 }
 
+/* ---- ack-only packets do not pin the sent-packet map ------------------ */
+
+/* One 1-RTT packet from the client with the given frames, sealed with
+ * the client's keys at packet number pn, into the server. */
+static void
+client_says(struct pair *p, uint64_t pn, const uint8_t *frames, size_t len)
+{
+	struct dpq_conn *cl = p->client;
+	struct peer_pkt pk = { 0 };
+	uint8_t buf[1500];
+	ssize_t n;
+
+	pk.type = DPQ_PKT_1RTT;
+	pk.dcid = &cl->dcid;
+	pk.pn = pn;
+	pk.key_phase = cl->key_phase != 0;
+	pk.frames = frames;
+	pk.frames_len = len;
+	n = peer_seal(p->crypto, cl->tx[DPQ_EPOCH_1RTT], &pk, buf,
+			sizeof(buf));
+	assert_true(n > 0);
+	dpq_conn_recv(p->server, buf, (size_t)n, p->now);
+}
+
+/* Everything the server sends goes nowhere. */
+static void
+server_drain(struct pair *p)
+{
+	uint8_t out[1500];
+
+	dpq_conn_poll(p->server, p->now);
+	while (dpq_conn_send(p->server, out, sizeof(out), p->now) > 0)
+		;
+}
+
+static void
+test_ack_only_untracked(void **state)
+{
+	struct dpq_frame f = { .type = DPQ_FT_PING };
+	struct dpq_ack_range r;
+	struct dpq_conn *sv;
+	uint8_t frames[64];
+	size_t flen;
+	uint64_t pn;
+	struct pair p;
+	int i;
+
+	(void)state;
+	pair_init(&p, 0, NULL, 1000, 0, 41);
+	pair_start(&p);
+	assert_true(pair_run(&p, established, NULL, 5000000));
+	pair_run(&p, NULL, NULL, 200000);	/* settle */
+	sv = p.server;
+	flen = frame(frames, sizeof(frames), &f);
+	/* A client that sends PINGs (every other packet number, so the
+	 * server's ACKs have many ranges) and never acknowledges: each
+	 * pair of them gets an ack-only packet back. */
+	pn = p.client->pns[DPQ_PN_SPACE_APP].next_pn;
+	for (i = 0; i < 40000; i++) {
+		client_says(&p, pn, frames, flen);
+		pn += 2;
+		p.now += 50;
+		server_drain(&p);
+	}
+	assert_int_equal(dpq_conn_state(sv), DPQ_CONN_ESTABLISHED);
+	/* The map holds what is in flight, not one entry per ACK sent. */
+	assert_true(dpq_sentmap_count(&sv->loss.sp[DPQ_PN_SPACE_APP].sent) <
+			64);
+	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr.n > 32);
+	/* The client acknowledges everything the server sent: the server
+	 * stops reporting what its acknowledged ACK frames covered
+	 * (RFC 9000 §13.2.4). */
+	r.smallest = 0;
+	r.largest = sv->loss.sp[DPQ_PN_SPACE_APP].largest_sent;
+	flen = (size_t)(dpq_frame_encode_ack(frames, frames + sizeof(frames),
+			&r, 1, 0, NULL) - frames);
+	client_says(&p, pn, frames, flen);
+	assert_int_equal(dpq_conn_state(sv), DPQ_CONN_ESTABLISHED);
+	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr.n <= 2);
+	pair_free(&p);
+}
+
 int
 main(void)
 {
@@ -337,6 +419,7 @@ main(void)
 		cmocka_unit_test(test_handshake_done_early),
 		cmocka_unit_test(test_coalesced_other_dcid),
 		cmocka_unit_test(test_keylog),
+		cmocka_unit_test(test_ack_only_untracked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
