@@ -4,6 +4,7 @@
  * bytes_in_flight for every algorithm (RFC 9002 §7, Appendix B).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dataplane/engine/cc.h"
@@ -13,8 +14,9 @@
 #define CC_MIN_DATAGRAM	1200
 /* RFC 9002 §7.2: initial window cap in bytes. */
 #define CC_IW_BYTES	14720
+#define US_PER_S	UINT64_C(1000000)
 
-/* Algorithms by name; CUBIC and BBR are added here. */
+/* Algorithms by name; the first is the default. */
 static const struct dpq_cc_ops *const cc_registry[] = {
 	&dpq_cc_newreno_ops,
 };
@@ -42,9 +44,31 @@ dpq_cc_init(struct dpq_cc *cc, const struct dpq_cc_ops *ops,
 		return -EINVAL;
 	memset(cc, 0, sizeof(*cc));
 	cc->ops = ops;
+	cc->conf = *conf;
 	cc->max_datagram_size = conf->max_datagram_size;
+	cc->ssthresh = UINT64_MAX;
 	ops->init(cc, conf, now);
 	return 0;
+}
+
+void
+dpq_cc_reset(struct dpq_cc *cc, uint64_t now)
+{
+	uint64_t flight = cc->bytes_in_flight;
+	uint32_t mds = cc->max_datagram_size;
+	struct dpq_cc_conf conf = cc->conf;
+	const struct dpq_cc_ops *ops = cc->ops;
+	uint64_t ev = cc->congestion_events, sp = cc->spurious_undos;
+	uint64_t pc = cc->persistent_congestions;
+
+	/* The datagram size may have grown since init (transport
+	 * parameters): keep the current one. */
+	conf.max_datagram_size = mds;
+	(void)dpq_cc_init(cc, ops, &conf, now);
+	cc->bytes_in_flight = flight;
+	cc->congestion_events = ev;
+	cc->spurious_undos = sp;
+	cc->persistent_congestions = pc;
 }
 
 const struct dpq_cc_ops *
@@ -64,6 +88,24 @@ const struct dpq_cc_ops *
 dpq_cc_get(size_t i)
 {
 	return i < CC_REGISTRY_LEN ? cc_registry[i] : NULL;
+}
+
+size_t
+dpq_cc_names(char *buf, size_t len, const char *sep)
+{
+	size_t i, need = 0;
+	int n;
+
+	if (len > 0)
+		buf[0] = '\0';
+	for (i = 0; i < CC_REGISTRY_LEN; i++) {
+		n = snprintf(need < len ? buf + need : NULL,
+				need < len ? len - need : 0, "%s%s",
+				i > 0 ? sep : "", cc_registry[i]->name);
+		if (n > 0)
+			need += (size_t)n;
+	}
+	return need;
 }
 
 /* bytes_in_flight never goes negative: a mismatch would be a caller bug,
@@ -94,13 +136,24 @@ void
 dpq_cc_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev)
 {
 	cc_flight_sub(cc, ev->bytes_lost);
+	cc->congestion_events++;
 	cc->ops->on_loss(cc, ev);
 }
 
 void
 dpq_cc_on_persistent_congestion(struct dpq_cc *cc, uint64_t now)
 {
+	cc->persistent_congestions++;
 	cc->ops->on_persistent_congestion(cc, now);
+}
+
+void
+dpq_cc_on_spurious(struct dpq_cc *cc, uint64_t now)
+{
+	if (cc->ops->on_spurious == NULL)
+		return;
+	cc->spurious_undos++;
+	cc->ops->on_spurious(cc, now);
 }
 
 void
@@ -113,7 +166,7 @@ uint64_t
 dpq_cc_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
 {
 	if (cc->ops->pacing_rate == NULL)
-		return UINT64_MAX;
+		return DPQ_CC_UNPACED;
 	return cc->ops->pacing_rate(cc, rtt);
 }
 
@@ -121,7 +174,8 @@ void
 dpq_cc_get_info(const struct dpq_cc *cc, struct dpq_cc_info *out)
 {
 	out->phase = DPQ_CC_PHASE_OTHER;
-	out->ssthresh = UINT64_MAX;
+	out->ssthresh = cc->ssthresh;
+	out->state = NULL;
 	if (cc->ops->info != NULL)
 		cc->ops->info(cc, out);
 	/* §7.8: whatever the algorithm's phase, an application-limited
@@ -142,4 +196,29 @@ dpq_cc_phase_str(enum dpq_cc_phase p)
 	};
 
 	return (unsigned int)p < DPQ_CC_PHASE_COUNT ? names[p] : "other";
+}
+
+const char *
+dpq_cc_state_name(const struct dpq_cc *cc)
+{
+	struct dpq_cc_info in;
+
+	dpq_cc_get_info(cc, &in);
+	if (in.state != NULL && in.phase != DPQ_CC_PHASE_APP_LIMITED)
+		return in.state;
+	return dpq_cc_phase_str(in.phase);
+}
+
+uint64_t
+dpq_cc_rate_from_cwnd(uint64_t cwnd, const struct dpq_rtt *rtt,
+		uint64_t gain_num, uint64_t gain_den)
+{
+	uint64_t srtt = rtt != NULL ? rtt->smoothed : 0;
+	uint64_t mul = gain_num * US_PER_S / gain_den;
+
+	if (srtt == 0)
+		return DPQ_CC_UNPACED;
+	if (cwnd > UINT64_MAX / mul)
+		return cwnd / srtt * mul;
+	return cwnd * mul / srtt;
 }

@@ -1,19 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cc.h: congestion control, a small vtable with event structs
- * (aesthetics lesson 7), and a registry of algorithms by name.
+ * (aesthetics lesson 7), and a registry of algorithms by name:
+ * "newreno" (RFC 9002 §7), "cubic" (RFC 9438) and "bbr" (BBRv3 as
+ * draft-ietf-ccwg-bbr describes it; see cc_bbr.c for how close).
  *
  * struct dpq_cc is embedded in the connection. It holds what every
- * algorithm shares (cwnd, bytes_in_flight, max_datagram_size,
+ * algorithm shares (cwnd, ssthresh, bytes_in_flight, max_datagram_size,
  * app_limited) and a fixed opaque area for the algorithm's own state, so
  * choosing an algorithm never allocates. The dpq_cc_on_*() wrappers keep
  * bytes_in_flight (RFC 9002 Appendix B.2) and then call the algorithm, so
  * an algorithm only decides cwnd and pacing.
  *
- * The event structs may gain fields (CUBIC needs the time of the event;
- * BBR the delivery-rate sample, RFC 9002 leaves both out); callers zero
- * them with designated initialisers, so old callers stay valid. All times
- * are in microseconds, sizes in bytes.
+ * Events (driven by the loss module, loss.h):
+ *   on_sent         an in-flight packet left;
+ *   on_ack          packets were newly acknowledged (with a delivery-rate
+ *                   sample, rate.h);
+ *   on_loss         packets were declared lost, or the peer's ECN-CE
+ *                   count rose (one call per ACK frame or timer);
+ *   on_persistent_congestion  RFC 9002 §7.6.2;
+ *   on_spurious     every packet whose loss started the current
+ *                   congestion episode was acknowledged after all: undo
+ *                   the reaction (optional);
+ * and two questions: pacing_rate, info (phase, state and ssthresh for
+ * stats and traces).
+ *
+ * The event structs may gain fields; callers zero them with designated
+ * initialisers, so old callers stay valid. All times are in
+ * microseconds, sizes in bytes, rates in bytes per second.
  */
 #ifndef DPQ_ENGINE_CC_H
 #define DPQ_ENGINE_CC_H
@@ -22,10 +36,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataplane/engine/rate.h"
 #include "dataplane/engine/rtt.h"
 
 /* Bytes reserved in struct dpq_cc for an algorithm's private state. */
-#define DPQ_CC_STATE_SIZE	256
+#define DPQ_CC_STATE_SIZE	384
+/* Longest algorithm name, with its NUL. */
+#define DPQ_CC_NAME_MAX		16
+/* dpq_cc_pacing_rate(): do not pace. */
+#define DPQ_CC_UNPACED		UINT64_MAX
 
 struct dpq_cc;
 
@@ -49,16 +68,10 @@ struct dpq_cc_ack {
 	uint64_t bytes_in_flight_before; /* before this ACK was applied */
 	const struct dpq_rtt *rtt;	/* after this ACK's sample */
 	bool rtt_sampled;	/* this ACK produced an RTT sample */
-	/*
-	 * Delivery-rate sample inputs (for BBR): delivered is the total of
-	 * bytes acknowledged on the connection including this ACK;
-	 * prior_delivered and prior_time are the delivered total and the
-	 * send time recorded with the newest newly acked packet, so
-	 * (delivered - prior_delivered) / (now - prior_time) is a rate.
-	 */
-	uint64_t delivered;
-	uint64_t prior_delivered;
-	uint64_t prior_time;
+	/* Delivery-rate sample of this ACK (BBR); NULL if none. */
+	const struct dpq_rate_sample *rs;
+	uint64_t delivered;	/* bytes delivered in total, after this */
+	uint64_t lost;		/* bytes lost in total */
 };
 
 /* A congestion event: in-flight packets declared lost, or an increase of
@@ -73,6 +86,14 @@ struct dpq_cc_loss {
 	uint64_t largest_sent_time;
 	const struct dpq_rtt *rtt;
 	bool ecn_ce;		/* signalled by ECN-CE, nothing was lost */
+	/* The newest lost packet's delivery state (BBR's loss-rate check,
+	 * draft-ietf-ccwg-bbr "IsInflightTooHigh"): bytes in flight when
+	 * it left, and bytes lost since then, this loss included. */
+	uint64_t tx_in_flight;
+	uint64_t lost_since_sent;
+	bool app_limited;
+	uint64_t delivered;	/* bytes delivered in total */
+	uint64_t lost;		/* bytes lost in total */
 };
 
 /* Phases a controller reports (qlog congestion_state_updated). */
@@ -85,39 +106,54 @@ enum dpq_cc_phase {
 	DPQ_CC_PHASE_COUNT,
 };
 
-/* What a controller tells a trace (dataplane/quic/trace.h). */
+/* What a controller tells stats and traces (dataplane/quic/trace.h). */
 struct dpq_cc_info {
 	enum dpq_cc_phase phase;
 	uint64_t ssthresh;		/* UINT64_MAX: none / infinite */
+	/* The algorithm's own state name ("probe_bw_up"), a static string;
+	 * NULL: the phase's name. */
+	const char *state;
 };
 
 struct dpq_cc_ops {
 	const char *name;
-	/* Set cwnd and the private state; cc->max_datagram_size is set. */
+	/* Set cwnd, ssthresh and the private state; cc->max_datagram_size
+	 * is set. */
 	void (*init)(struct dpq_cc *cc, const struct dpq_cc_conf *conf,
 			uint64_t now);
-	/* An in-flight packet of bytes was sent (optional, may be NULL). */
+	/* An in-flight packet of bytes was sent (optional, may be NULL);
+	 * cc->bytes_in_flight already includes it. */
 	void (*on_sent)(struct dpq_cc *cc, uint32_t bytes, uint64_t now);
 	void (*on_ack)(struct dpq_cc *cc, const struct dpq_cc_ack *ev);
 	void (*on_loss)(struct dpq_cc *cc, const struct dpq_cc_loss *ev);
 	/* RFC 9002 §7.6.2: collapse to the minimum window. */
 	void (*on_persistent_congestion)(struct dpq_cc *cc, uint64_t now);
-	/* Pacing rate in bytes per second (§7.7); UINT64_MAX = unpaced. */
+	/* The losses that started the current episode were spurious:
+	 * restore the state saved when it started (optional). */
+	void (*on_spurious)(struct dpq_cc *cc, uint64_t now);
+	/* Pacing rate in bytes per second; DPQ_CC_UNPACED = unpaced. */
 	uint64_t (*pacing_rate)(const struct dpq_cc *cc,
 			const struct dpq_rtt *rtt);
-	/* Phase and slow-start threshold for traces (optional, may be
-	 * NULL: phase OTHER, or APP_LIMITED; no ssthresh). */
+	/* Phase, state name and slow-start threshold for stats and traces
+	 * (optional, may be NULL: phase OTHER, or APP_LIMITED; ssthresh
+	 * from struct dpq_cc). */
 	void (*info)(const struct dpq_cc *cc, struct dpq_cc_info *out);
 };
 
 struct dpq_cc {
 	const struct dpq_cc_ops *ops;
 	uint64_t cwnd;			/* congestion window, bytes */
+	uint64_t ssthresh;		/* UINT64_MAX until the first event */
 	uint64_t bytes_in_flight;	/* RFC 9002 Appendix B.2 */
 	uint32_t max_datagram_size;
 	/* Set by the sender (dpq_cc_set_app_limited): it has no more data
 	 * to send while the window allows more (§7.8). */
 	bool app_limited;
+	struct dpq_cc_conf conf;	/* for dpq_cc_reset() */
+	/* Counters for stats (the wrappers keep them). */
+	uint64_t congestion_events;	/* on_loss calls */
+	uint64_t spurious_undos;	/* on_spurious calls */
+	uint64_t persistent_congestions;
 	_Alignas(8) uint8_t state[DPQ_CC_STATE_SIZE];
 };
 
@@ -131,11 +167,26 @@ uint64_t dpq_cc_initial_window(uint32_t max_datagram_size);
 int dpq_cc_init(struct dpq_cc *cc, const struct dpq_cc_ops *ops,
 		const struct dpq_cc_conf *conf, uint64_t now);
 
-/* Algorithm registered under name ("newreno"), or NULL. */
+/*
+ * Start over with the same algorithm and configuration (RFC 9000 §9.4:
+ * a new path gets a new congestion controller). bytes_in_flight is kept:
+ * packets sent on the old path still leave the flight when acknowledged
+ * or lost.
+ */
+void dpq_cc_reset(struct dpq_cc *cc, uint64_t now);
+
+/* Algorithm registered under name ("newreno", "cubic", "bbr"), or NULL. */
 const struct dpq_cc_ops *dpq_cc_find(const char *name);
 
 /* i-th registered algorithm (for listings), or NULL past the end. */
 const struct dpq_cc_ops *dpq_cc_get(size_t i);
+
+/*
+ * The registered names separated by sep ("newreno, cubic, bbr") into buf
+ * (always NUL-terminated when len > 0), for option checks and messages.
+ * Returns the length the full list needs (snprintf-like).
+ */
+size_t dpq_cc_names(char *buf, size_t len, const char *sep);
 
 /* An in-flight packet of bytes was sent: adds to bytes_in_flight. */
 void dpq_cc_on_sent(struct dpq_cc *cc, uint32_t bytes, uint64_t now);
@@ -150,19 +201,25 @@ void dpq_cc_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev);
 
 void dpq_cc_on_persistent_congestion(struct dpq_cc *cc, uint64_t now);
 
+/* The current congestion episode was spurious (see on_spurious). */
+void dpq_cc_on_spurious(struct dpq_cc *cc, uint64_t now);
+
 /* Packets of a discarded packet number space leave the flight without
  * an ack or loss signal (RFC 9002 §6.4, B.9). */
 void dpq_cc_on_discard(struct dpq_cc *cc, uint64_t bytes);
 
-/* Pacing rate in bytes per second; UINT64_MAX means do not pace. */
+/* Pacing rate in bytes per second; DPQ_CC_UNPACED means do not pace. */
 uint64_t dpq_cc_pacing_rate(const struct dpq_cc *cc,
 		const struct dpq_rtt *rtt);
 
-/* Phase and ssthresh for traces (see struct dpq_cc_ops.info). */
+/* Phase, state and ssthresh for stats and traces (see ops.info). */
 void dpq_cc_get_info(const struct dpq_cc *cc, struct dpq_cc_info *out);
 
 /* "slow_start", "congestion_avoidance", ... as qlog names them. */
 const char *dpq_cc_phase_str(enum dpq_cc_phase p);
+
+/* The algorithm's state name ("slow_start", "probe_bw_up", ...). */
+const char *dpq_cc_state_name(const struct dpq_cc *cc);
 
 static inline void
 dpq_cc_set_app_limited(struct dpq_cc *cc, bool app_limited)
@@ -177,5 +234,18 @@ dpq_cc_available(const struct dpq_cc *cc)
 	return cc->cwnd > cc->bytes_in_flight ?
 		cc->cwnd - cc->bytes_in_flight : 0;
 }
+
+/* Helpers for algorithms. */
+
+/* RFC 9002 §7.2 kMinimumWindow: 2 * max_datagram_size. */
+static inline uint64_t
+dpq_cc_min_window(const struct dpq_cc *cc)
+{
+	return 2 * (uint64_t)cc->max_datagram_size;
+}
+
+/* §7.7 pacing: gain_num/gain_den * cwnd / smoothed_rtt, bytes/s. */
+uint64_t dpq_cc_rate_from_cwnd(uint64_t cwnd, const struct dpq_rtt *rtt,
+		uint64_t gain_num, uint64_t gain_den);
 
 #endif /* DPQ_ENGINE_CC_H */

@@ -9,29 +9,31 @@
  * halves the window once per recovery period: the period starts at the
  * event and ends when a packet sent after its start is acknowledged
  * (§7.3.2). The window never grows while the sender is application
- * limited (§7.8).
+ * limited (§7.8). A spurious congestion event (every packet whose loss
+ * started it was acknowledged after all) restores the window and
+ * threshold saved when it started, as Linux TCP's undo does.
  */
 #include <stdbool.h>
 #include <string.h>
 
 #include "dataplane/engine/cc_newreno.h"
 
-/* RFC 9002 §7.2: kMinimumWindow = 2 * max_datagram_size. */
-#define NEWRENO_MIN_WINDOW_PKTS	2
 /* RFC 9002 §7.3.2: kLossReductionFactor 0.5, as num/den. */
 #define NEWRENO_LOSS_REDUCTION_NUM	1
 #define NEWRENO_LOSS_REDUCTION_DEN	2
 /* RFC 9002 §7.7: pacing gain N = 1.25, as num/den. */
 #define NEWRENO_PACING_NUM	5
 #define NEWRENO_PACING_DEN	4
-#define US_PER_S		UINT64_C(1000000)
 
 struct newreno {
-	uint64_t ssthresh;		/* UINT64_MAX: infinite */
 	uint64_t recovery_start;	/* valid if have_recovery */
 	uint64_t ca_acked;		/* bytes acked toward the next +1 MSS */
+	uint64_t undo_cwnd;		/* before the last reduction */
+	uint64_t undo_ssthresh;
 	bool have_recovery;		/* a recovery period has started */
-	bool recovering;		/* ... and has not ended (traces) */
+	bool can_undo;			/* undo_* hold the state to restore */
+	bool recovering;		/* no packet sent since the period
+					 * started has been acked yet */
 };
 
 _Static_assert(sizeof(struct newreno) <= DPQ_CC_STATE_SIZE,
@@ -43,10 +45,10 @@ nr(struct dpq_cc *cc)
 	return (struct newreno *)(void *)cc->state;
 }
 
-static uint64_t
-min_window(const struct dpq_cc *cc)
+static const struct newreno *
+nr_c(const struct dpq_cc *cc)
 {
-	return NEWRENO_MIN_WINDOW_PKTS * (uint64_t)cc->max_datagram_size;
+	return (const struct newreno *)(const void *)cc->state;
 }
 
 /* §7.3.2 InCongestionRecovery(): sent during the current period. */
@@ -64,11 +66,11 @@ newreno_init(struct dpq_cc *cc, const struct dpq_cc_conf *conf,
 
 	(void)now;
 	memset(s, 0, sizeof(*s));
-	s->ssthresh = UINT64_MAX;
+	cc->ssthresh = UINT64_MAX;
 	cc->cwnd = conf->initial_window != 0 ? conf->initial_window :
 		dpq_cc_initial_window(cc->max_datagram_size);
-	if (cc->cwnd < min_window(cc))
-		cc->cwnd = min_window(cc);
+	if (cc->cwnd < dpq_cc_min_window(cc))
+		cc->cwnd = dpq_cc_min_window(cc);
 }
 
 static void
@@ -78,6 +80,8 @@ newreno_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 
 	if (ev->bytes_acked == 0)
 		return;
+	if (s->recovering && !in_recovery(s, ev->largest_sent_time))
+		s->recovering = false;
 	/* §7.8: an under-used window is not evidence the path can take a
 	 * bigger one. */
 	if (cc->app_limited)
@@ -85,8 +89,7 @@ newreno_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 	/* §7.3.2: no growth for packets sent before recovery started. */
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
-	s->recovering = false;
-	if (cc->cwnd < s->ssthresh) {
+	if (cc->cwnd < cc->ssthresh) {
 		/* §7.3.1 slow start. */
 		cc->cwnd += ev->bytes_acked;
 		return;
@@ -107,13 +110,18 @@ newreno_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev)
 	/* §7.3.2: one reduction per recovery period. */
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
+	s->undo_cwnd = cc->cwnd;
+	s->undo_ssthresh = cc->ssthresh;
+	s->can_undo = !ev->ecn_ce;
 	s->have_recovery = true;
 	s->recovering = true;
 	s->recovery_start = ev->now;
-	s->ssthresh = cc->cwnd * NEWRENO_LOSS_REDUCTION_NUM /
+	/* B.6: ssthresh = cwnd * kLossReductionFactor, cwnd =
+	 * max(ssthresh, kMinimumWindow). */
+	cc->ssthresh = cc->cwnd * NEWRENO_LOSS_REDUCTION_NUM /
 		NEWRENO_LOSS_REDUCTION_DEN;
-	cc->cwnd = s->ssthresh > min_window(cc) ? s->ssthresh :
-		min_window(cc);
+	cc->cwnd = cc->ssthresh > dpq_cc_min_window(cc) ? cc->ssthresh :
+		dpq_cc_min_window(cc);
 	s->ca_acked = 0;
 }
 
@@ -125,7 +133,26 @@ newreno_on_persistent_congestion(struct dpq_cc *cc, uint64_t now)
 	(void)now;
 	/* §7.6.2 and B.8: minimum window, and leave recovery so the next
 	 * loss is a new congestion event. */
-	cc->cwnd = min_window(cc);
+	cc->cwnd = dpq_cc_min_window(cc);
+	s->have_recovery = false;
+	s->recovering = false;
+	s->can_undo = false;
+	s->ca_acked = 0;
+}
+
+static void
+newreno_on_spurious(struct dpq_cc *cc, uint64_t now)
+{
+	struct newreno *s = nr(cc);
+
+	(void)now;
+	if (!s->can_undo)
+		return;
+	s->can_undo = false;
+	if (s->undo_cwnd > cc->cwnd)
+		cc->cwnd = s->undo_cwnd;
+	cc->ssthresh = s->undo_ssthresh;
+	/* The period rested on a false signal: the next loss counts. */
 	s->have_recovery = false;
 	s->recovering = false;
 	s->ca_acked = 0;
@@ -134,32 +161,26 @@ newreno_on_persistent_congestion(struct dpq_cc *cc, uint64_t now)
 static uint64_t
 newreno_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
 {
-	uint64_t srtt = rtt != NULL ? rtt->smoothed : 0;
-	uint64_t mul = NEWRENO_PACING_NUM * US_PER_S / NEWRENO_PACING_DEN;
-
-	/* §7.7: rate = N * cwnd / smoothed_rtt, here in bytes per second. */
-	if (srtt == 0)
-		return UINT64_MAX;
-	if (cc->cwnd > UINT64_MAX / mul)
-		return cc->cwnd / srtt * mul;
-	return cc->cwnd * mul / srtt;
+	/* §7.7: rate = N * cwnd / smoothed_rtt. */
+	return dpq_cc_rate_from_cwnd(cc->cwnd, rtt, NEWRENO_PACING_NUM,
+			NEWRENO_PACING_DEN);
 }
 
 static void
 newreno_info(const struct dpq_cc *cc, struct dpq_cc_info *out)
 {
-	const struct newreno *s = (const void *)cc->state;
+	const struct newreno *s = nr_c(cc);
 
-	out->ssthresh = s->ssthresh;
+	out->ssthresh = cc->ssthresh;
 	out->phase = s->recovering ? DPQ_CC_PHASE_RECOVERY :
-		cc->cwnd < s->ssthresh ? DPQ_CC_PHASE_SLOW_START :
+		cc->cwnd < cc->ssthresh ? DPQ_CC_PHASE_SLOW_START :
 		DPQ_CC_PHASE_AVOIDANCE;
 }
 
 uint64_t
 dpq_cc_newreno_ssthresh(const struct dpq_cc *cc)
 {
-	return ((const struct newreno *)(const void *)cc->state)->ssthresh;
+	return cc->ssthresh;
 }
 
 const struct dpq_cc_ops dpq_cc_newreno_ops = {
@@ -169,6 +190,7 @@ const struct dpq_cc_ops dpq_cc_newreno_ops = {
 	.on_ack = newreno_on_ack,
 	.on_loss = newreno_on_loss,
 	.on_persistent_congestion = newreno_on_persistent_congestion,
+	.on_spurious = newreno_on_spurious,
 	.pacing_rate = newreno_pacing_rate,
 	.info = newreno_info,
 };

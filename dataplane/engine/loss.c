@@ -18,6 +18,22 @@
  * outstanding packet, so a run of lost packets that crosses an
  * acknowledged one always crosses a marked packet, and the run is cut
  * there. Only the acknowledged space is considered (the MAY of §7.6.2).
+ *
+ * Spurious losses: a packet declared lost leaves the flight but stays in
+ * the map, flagged DPQ_SENT_LOST, for the persistent-congestion duration
+ * (by then its ACK would have come). If it is acknowledged meanwhile the
+ * loss was a false alarm: its data is released, the reordering
+ * thresholds grow (packet threshold to the observed reordering distance,
+ * time threshold by 1/8 of an RTT, §6.1.1 and §6.1.2 allow adaptation),
+ * and if every loss of the current episode (the congestion event that
+ * started the recovery period, §7.3.2) turns out so, congestion control
+ * undoes its reduction. Episodes signalled by ECN-CE or followed by
+ * persistent congestion are never undone.
+ *
+ * Probes (§6.2.4, A.9): when the PTO fires the caller re-queues the data
+ * of packets still in flight with dpq_loss_requeue() so the probes carry
+ * it (a lost ClientHello or server flight is resent by the probe, not
+ * after the peer answers a PING); the packets stay in flight.
  */
 #include <errno.h>
 #include <string.h>
@@ -42,6 +58,13 @@ sat_shl(uint64_t v, uint32_t shift)
 	if (shift >= 64 || v > (UINT64_MAX >> shift))
 		return UINT64_MAX;
 	return v << shift;
+}
+
+/* Packets in the map that are not declared lost. */
+static inline bool
+is_outstanding(const struct dpq_sent_pkt *p)
+{
+	return !(p->flags & DPQ_SENT_LOST);
 }
 
 static void
@@ -185,6 +208,9 @@ dpq_loss_init(struct dpq_loss *l, const struct dpq_loss_conf *conf,
 		DPQ_TP_DEFAULT_MAX_ACK_DELAY * US_PER_MS;
 	l->is_server = conf->is_server;
 	l->timer = DPQ_LOSS_NO_TIMER;
+	l->pkt_threshold = DPQ_LOSS_PACKET_THRESHOLD;
+	l->time_threshold_num = DPQ_LOSS_TIME_THRESHOLD_NUM;
+	dpq_rate_init(&l->rate);
 	return 0;
 }
 
@@ -197,6 +223,22 @@ dpq_loss_destroy(struct dpq_loss *l)
 		dpq_sentmap_destroy(&l->sp[i].sent);
 }
 
+/* Forget packets kept after their loss: all of them, or those older
+ * than keep_until (send time). */
+static void
+purge_lost(struct dpq_loss_space *s, uint64_t sent_before)
+{
+	struct dpq_sentmap_iter it;
+	struct dpq_sent_pkt *p = dpq_sentmap_first(&s->sent, &it);
+
+	while (p != NULL) {
+		if (!is_outstanding(p) && p->time_sent < sent_before)
+			p = dpq_sentmap_remove(&s->sent, &it);
+		else
+			p = dpq_sentmap_next(&s->sent, &it);
+	}
+}
+
 int
 dpq_loss_on_sent(struct dpq_loss *l, struct dpq_cc *cc,
 		enum dpq_pn_space space, const struct dpq_sent_pkt *pkt,
@@ -204,15 +246,30 @@ dpq_loss_on_sent(struct dpq_loss *l, struct dpq_cc *cc,
 {
 	struct dpq_loss_space *s;
 	struct dpq_sent_pkt h;
+	uint64_t flight;
 	int rc;
 
 	if ((unsigned int)space >= DPQ_PN_SPACE_COUNT || !l->sp[space].active)
 		return -EINVAL;
 	s = &l->sp[space];
 	h = *pkt;
+	h.flags &= DPQ_SENT_USER_MASK;
 	h.time_sent = now;
-	h.delivered = l->delivered;
+	flight = cc != NULL ? cc->bytes_in_flight : 0;
+	if (h.flags & DPQ_SENT_IN_FLIGHT) {
+		/* draft-cheng-iccrg-delivery-rate-estimation §3.4: the
+		 * sender ran out of data with room in the window. */
+		if (cc != NULL && cc->app_limited)
+			dpq_rate_on_app_limited(&l->rate, flight);
+		dpq_rate_on_sent(&l->rate, &h, flight, flight + h.bytes, now);
+	}
 	rc = dpq_sentmap_append(&s->sent, &h, recs, nrec);
+	if (rc == -ENOBUFS) {
+		/* Make room by forgetting losses kept for spurious
+		 * detection; only then is the map really full. */
+		purge_lost(s, UINT64_MAX);
+		rc = dpq_sentmap_append(&s->sent, &h, recs, nrec);
+	}
 	if (rc != 0)
 		return rc;
 	s->largest_sent = h.pn;
@@ -240,10 +297,65 @@ leave_flight(struct dpq_loss_space *s, const struct dpq_sent_pkt *p)
 		s->ack_eliciting_in_flight--;
 }
 
+static void
+leave_flight_if_outstanding(struct dpq_loss_space *s,
+		const struct dpq_sent_pkt *p)
+{
+	if (is_outstanding(p))
+		leave_flight(s, p);
+}
+
+/* §6.1.2: max(smoothed_rtt, latest_rtt) * time threshold, at least
+ * kGranularity. */
+static uint64_t
+loss_delay(const struct dpq_loss *l)
+{
+	uint64_t rtt = l->rtt.latest > l->rtt.smoothed ? l->rtt.latest :
+		l->rtt.smoothed;
+	uint64_t d = rtt / DPQ_LOSS_TIME_THRESHOLD_DEN * l->time_threshold_num +
+		rtt % DPQ_LOSS_TIME_THRESHOLD_DEN * l->time_threshold_num /
+		DPQ_LOSS_TIME_THRESHOLD_DEN;
+
+	return d < DPQ_RTT_GRANULARITY ? DPQ_RTT_GRANULARITY : d;
+}
+
+/* §7.6.1: (smoothed + max(4 rttvar, granularity) + max_ack_delay) *
+ * kPersistentCongestionThreshold, whatever the space. Also how long lost
+ * packets are kept for spurious-loss detection. */
+static uint64_t
+pc_duration(const struct dpq_loss *l)
+{
+	uint64_t d = sat_add(dpq_rtt_pto_base(&l->rtt), l->max_ack_delay);
+
+	return d > UINT64_MAX / DPQ_LOSS_PC_THRESHOLD ? UINT64_MAX :
+		d * DPQ_LOSS_PC_THRESHOLD;
+}
+
+/* A loss of a packet sent at sent_time: does it start a new episode
+ * (the §7.3.2 rule congestion control applies too)? */
+static void
+episode_on_loss(struct dpq_loss *l, uint64_t sent_time, bool undoable,
+		uint64_t now)
+{
+	if (l->episode != 0 && sent_time <= l->episode_start) {
+		if (!undoable)
+			l->episode_undoable = false;
+		return;
+	}
+	if (++l->episode == 0)
+		l->episode = 1;
+	l->episode_start = now;
+	l->episode_lost = 0;
+	l->episode_spurious = 0;
+	l->episode_undoable = undoable;
+}
+
 /*
  * A.10 DetectAndRemoveLostPackets() plus the B.8 reaction: declare lost
  * what the packet or time threshold condemns, set loss_time for the rest,
- * tell cc, and check persistent congestion (§7.6.2).
+ * tell cc, and check persistent congestion (§7.6.2). Lost packets stay
+ * in the map (DPQ_SENT_LOST) until they are older than the
+ * persistent-congestion duration.
  */
 static void
 detect_lost(struct dpq_loss *l, struct dpq_cc *cc, enum dpq_pn_space space,
@@ -252,38 +364,36 @@ detect_lost(struct dpq_loss *l, struct dpq_cc *cc, enum dpq_pn_space space,
 {
 	struct dpq_loss_space *s = &l->sp[space];
 	struct dpq_sentmap_iter it;
-	struct dpq_sent_pkt *p;
-	uint64_t rtt, loss_delay, pc_duration, last_lost_time = 0;
-	uint64_t run_start = 0, bytes_lost = 0;
+	struct dpq_sent_pkt *p, *newest = NULL;
+	uint64_t delay, pcd, keep_from, last_lost_time = 0;
+	uint64_t run_start = 0, bytes_lost = 0, newest_lost_at_send = 0;
 	uint32_t packets_lost = 0;
-	bool in_run = false, pc = false, any_in_flight_lost = false;
+	bool in_run = false, pc = false;
 
 	s->loss_time = DPQ_LOSS_NO_TIMER;
 	if (s->largest_acked == DPQ_PN_NONE)
 		return;
-
-	/* §6.1.2: 9/8 * max(smoothed_rtt, latest_rtt), >= kGranularity. */
-	rtt = l->rtt.latest > l->rtt.smoothed ? l->rtt.latest :
-		l->rtt.smoothed;
-	loss_delay = rtt / DPQ_LOSS_TIME_THRESHOLD_DEN *
-		DPQ_LOSS_TIME_THRESHOLD_NUM +
-		rtt % DPQ_LOSS_TIME_THRESHOLD_DEN *
-		DPQ_LOSS_TIME_THRESHOLD_NUM / DPQ_LOSS_TIME_THRESHOLD_DEN;
-	if (loss_delay < DPQ_RTT_GRANULARITY)
-		loss_delay = DPQ_RTT_GRANULARITY;
-
-	/* §7.6.1: (smoothed + max(4 rttvar, granularity) + max_ack_delay)
-	 * * kPersistentCongestionThreshold, whatever the space. */
-	pc_duration = sat_add(dpq_rtt_pto_base(&l->rtt), l->max_ack_delay) *
-		DPQ_LOSS_PC_THRESHOLD;
+	delay = loss_delay(l);
+	pcd = pc_duration(l);
+	keep_from = now > pcd ? now - pcd : 0;
 
 	p = dpq_sentmap_first(&s->sent, &it);
 	while (p != NULL && p->pn <= s->largest_acked) {
 		bool later_acked = (p->flags & DPQ_SENT_LATER_ACKED) != 0;
-		uint64_t lost_at = sat_add(p->time_sent, loss_delay);
+		uint64_t lost_at = sat_add(p->time_sent, delay);
 
-		if (lost_at <= now ||
-		    s->largest_acked >= p->pn + DPQ_LOSS_PACKET_THRESHOLD) {
+		if (!is_outstanding(p)) {
+			/* Kept after its loss; forget it once its ACK
+			 * cannot plausibly come any more. */
+			if (p->time_sent < keep_from)
+				p = dpq_sentmap_remove(&s->sent, &it);
+			else
+				p = dpq_sentmap_next(&s->sent, &it);
+			continue;
+		}
+		bool by_pn = s->largest_acked >= p->pn + l->pkt_threshold;
+
+		if (lost_at <= now || by_pn) {
 			/* §7.6.2: ack-eliciting, and sent after the first
 			 * RTT sample. */
 			if ((p->flags & DPQ_SENT_ACK_ELICITING) &&
@@ -293,22 +403,29 @@ detect_lost(struct dpq_loss *l, struct dpq_cc *cc, enum dpq_pn_space space,
 					in_run = true;
 					run_start = p->time_sent;
 				}
-				if (p->time_sent - run_start > pc_duration)
+				if (p->time_sent - run_start > pcd)
 					pc = true;
 			}
 			if (p->flags & DPQ_SENT_IN_FLIGHT) {
-				any_in_flight_lost = true;
 				bytes_lost += p->bytes;
 				packets_lost++;
 				if (p->time_sent > last_lost_time)
 					last_lost_time = p->time_sent;
+				newest = p;
+				newest_lost_at_send = p->lost;
+				episode_on_loss(l, p->time_sent, true, now);
+				l->episode_lost++;
 			}
 			leave_flight(s, p);
 			if (info != NULL)
 				info->packets_lost++;
 			if (cb != NULL && cb->on_lost != NULL)
 				cb->on_lost(cb->ctx, space, p);
-			p = dpq_sentmap_remove(&s->sent, &it);
+			p->flags |= DPQ_SENT_LOST |
+				(by_pn ? DPQ_SENT_LOST_BY_PN : 0);
+			p->episode = l->episode;
+			p->lost_largest = s->largest_acked;
+			p = dpq_sentmap_next(&s->sent, &it);
 		} else {
 			if (lost_at < s->loss_time)
 				s->loss_time = lost_at;
@@ -322,25 +439,82 @@ detect_lost(struct dpq_loss *l, struct dpq_cc *cc, enum dpq_pn_space space,
 
 	if (info != NULL)
 		info->bytes_lost += bytes_lost;
-	if (any_in_flight_lost && cc != NULL) {
-		struct dpq_cc_loss ev = {
-			.now = now,
-			.bytes_lost = bytes_lost,
-			.packets_lost = packets_lost,
-			.largest_sent_time = last_lost_time,
-			.rtt = &l->rtt,
-		};
+	if (packets_lost != 0) {
+		dpq_rate_on_lost(&l->rate, bytes_lost);
+		if (cc != NULL) {
+			struct dpq_cc_loss ev = {
+				.now = now,
+				.bytes_lost = bytes_lost,
+				.packets_lost = packets_lost,
+				.largest_sent_time = last_lost_time,
+				.rtt = &l->rtt,
+				.tx_in_flight = newest->tx_in_flight,
+				.lost_since_sent = l->rate.lost -
+					newest_lost_at_send,
+				.app_limited = (newest->flags &
+					DPQ_SENT_APP_LIMITED) != 0,
+				.delivered = l->rate.delivered,
+				.lost = l->rate.lost,
+			};
 
-		dpq_cc_on_loss(cc, &ev);
+			dpq_cc_on_loss(cc, &ev);
+		}
 	}
 	if (pc) {
-		/* §7.6.2: minimum window; §5.2: restart min_rtt. */
+		/* §7.6.2: minimum window; §5.2: restart min_rtt. Not a
+		 * reaction that a spurious loss can undo. */
+		l->episode_undoable = false;
+		l->stats.persistent++;
 		if (cc != NULL)
 			dpq_cc_on_persistent_congestion(cc, now);
 		dpq_rtt_on_persistent_congestion(&l->rtt);
 		if (info != NULL)
 			info->persistent_congestion = true;
 	}
+}
+
+/* What the spurious losses of one ACK frame showed. */
+struct spurious_seen {
+	uint64_t max_dist;	/* largest reordering distance */
+	bool by_pn;		/* a packet-threshold loss was spurious */
+	bool by_time;		/* a time-threshold loss was */
+};
+
+/* Packet p, declared lost before, was acknowledged: the loss was
+ * spurious. Count it for the episode's undo and note what it shows
+ * about reordering. */
+static void
+on_spurious(struct dpq_loss *l, const struct dpq_sent_pkt *p,
+		struct spurious_seen *ss)
+{
+	uint64_t dist = p->lost_largest > p->pn ? p->lost_largest - p->pn : 0;
+
+	l->stats.spurious++;
+	if (p->flags & DPQ_SENT_LOST_BY_PN) {
+		ss->by_pn = true;
+		if (dist > ss->max_dist)
+			ss->max_dist = dist;
+	} else {
+		ss->by_time = true;
+	}
+	if (p->episode == l->episode && l->episode != 0)
+		l->episode_spurious++;
+}
+
+/* Adapt the thresholds once per ACK frame (§6.1.1 and §6.1.2 allow
+ * adaptive thresholds): the packet threshold to one more than the
+ * reordering seen, the time threshold by 1/8 of an RTT. */
+static void
+adapt_thresholds(struct dpq_loss *l, const struct spurious_seen *ss)
+{
+	if (ss->by_pn && ss->max_dist + 1 > l->pkt_threshold)
+		l->pkt_threshold = ss->max_dist + 1 >
+			DPQ_LOSS_PACKET_THRESHOLD_MAX ?
+			DPQ_LOSS_PACKET_THRESHOLD_MAX :
+			(uint32_t)(ss->max_dist + 1);
+	if (ss->by_time &&
+	    l->time_threshold_num < DPQ_LOSS_TIME_THRESHOLD_NUM_MAX)
+		l->time_threshold_num++;
 }
 
 static int
@@ -368,10 +542,13 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 {
 	struct dpq_loss_space *s;
 	struct dpq_loss_ack_info local;
+	struct dpq_rate_sample rs;
+	struct spurious_seen ss = { 0 };
 	struct dpq_sentmap_iter it;
 	struct dpq_sent_pkt *p, *prev_live = NULL;
-	uint64_t top_pn = 0, top_time = 0, top_delivered = 0;
+	uint64_t top_pn = 0, top_time = 0;
 	uint64_t top_flight_time = 0, bytes_acked = 0, flight_before;
+	uint64_t keep_from;
 	uint32_t packets_acked = 0, acked = 0;
 	bool any_eliciting = false;
 	size_t k;
@@ -400,17 +577,26 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 		l->peer_validated = true;
 
 	flight_before = cc != NULL ? cc->bytes_in_flight : 0;
+	dpq_rate_sample_begin(&rs);
 
 	/* Merge-walk: packets ascending, ranges from the last (smallest). */
+	keep_from = pc_duration(l);
+	keep_from = now > keep_from ? now - keep_from : 0;
 	k = n;
 	p = dpq_sentmap_first(&s->sent, &it);
 	while (p != NULL) {
+		if (!is_outstanding(p) && p->time_sent < keep_from) {
+			/* Lost too long ago to learn anything from. */
+			p = dpq_sentmap_remove(&s->sent, &it);
+			continue;
+		}
 		while (k > 0 && ranges[k - 1].largest < p->pn)
 			k--;
 		if (k == 0)
 			break;
 		if (p->pn < ranges[k - 1].smallest) {
-			prev_live = p;
+			if (is_outstanding(p))
+				prev_live = p;
 			p = dpq_sentmap_next(&s->sent, &it);
 			continue;
 		}
@@ -420,15 +606,19 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 		acked++;
 		top_pn = p->pn;
 		top_time = p->time_sent;
-		top_delivered = p->delivered;
 		if (p->flags & DPQ_SENT_ACK_ELICITING)
 			any_eliciting = true;
-		if (p->flags & DPQ_SENT_IN_FLIGHT) {
+		if (!is_outstanding(p)) {
+			/* Left the flight when declared lost. */
+			info->packets_spurious++;
+			on_spurious(l, p, &ss);
+		} else if (p->flags & DPQ_SENT_IN_FLIGHT) {
 			bytes_acked += p->bytes;
 			packets_acked++;
 			top_flight_time = p->time_sent;
+			dpq_rate_on_acked(&l->rate, &rs, p, now);
 		}
-		leave_flight(s, p);
+		leave_flight_if_outstanding(s, p);
 		if (cb != NULL && cb->on_acked != NULL)
 			cb->on_acked(cb->ctx, space, p);
 		p = dpq_sentmap_remove(&s->sent, &it);
@@ -438,7 +628,8 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 		return 0;
 	info->packets_acked = acked;
 	info->bytes_acked = bytes_acked;
-	l->delivered += bytes_acked;
+	if (info->packets_spurious != 0)
+		adapt_thresholds(l, &ss);
 
 	/* §5.1: sample only if the largest acknowledged is new and
 	 * something ack-eliciting was newly acknowledged. */
@@ -448,18 +639,22 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 				l->max_ack_delay, l->handshake_confirmed, now);
 		info->rtt_sampled = true;
 	}
+	dpq_rate_sample_end(&l->rate, &rs, l->rtt.min);
 
 	/* §7.1, B.7: a higher CE count is a congestion event dated by the
 	 * largest acknowledged packet. */
 	if (ecn != NULL && ecn->ce > s->ecn_ce) {
 		s->ecn_ce = ecn->ce;
 		info->ecn_ce = true;
+		episode_on_loss(l, top_time, false, now);
 		if (cc != NULL) {
 			struct dpq_cc_loss ev = {
 				.now = now,
 				.largest_sent_time = top_time,
 				.rtt = &l->rtt,
 				.ecn_ce = true,
+				.delivered = l->rate.delivered,
+				.lost = l->rate.lost,
 			};
 
 			dpq_cc_on_loss(cc, &ev);
@@ -477,12 +672,24 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 			.bytes_in_flight_before = flight_before,
 			.rtt = &l->rtt,
 			.rtt_sampled = info->rtt_sampled,
-			.delivered = l->delivered,
-			.prior_delivered = top_delivered,
-			.prior_time = top_time,
+			.rs = &rs,
+			.delivered = l->rate.delivered,
+			.lost = l->rate.lost,
 		};
 
 		dpq_cc_on_ack(cc, &ev);
+	}
+
+	/* Every loss that started this episode was a false alarm: undo
+	 * (after the ack, so the restored window is not grown again by
+	 * this ACK's bytes in slow start). */
+	if (info->packets_spurious != 0 && l->episode_undoable &&
+	    l->episode_lost != 0 && l->episode_spurious >= l->episode_lost) {
+		l->episode_undoable = false;
+		l->stats.undos++;
+		info->undone = true;
+		if (cc != NULL)
+			dpq_cc_on_spurious(cc, now);
 	}
 
 	/* A.7: reset the backoff unless the client is unsure the server
@@ -532,13 +739,72 @@ dpq_loss_on_timeout(struct dpq_loss *l, struct dpq_cc *cc, uint64_t now,
 			DPQ_PN_SPACE_INITIAL;
 		out->probes = 1;
 	} else {
-		/* §6.2.4: one or two probes in the PTO's space. */
+		int i;
+
+		/* §6.2.4: one or two probes in the PTO's space, and
+		 * ack-eliciting packets in the other spaces with data in
+		 * flight, coalesced. */
 		(void)pto_time_and_space(l, now, &space);
 		out->action = DPQ_LOSS_ACT_PTO;
 		out->space = space;
 		out->probes = 2;
+		for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
+			if (i == (int)space || !l->sp[i].active ||
+			    l->sp[i].ack_eliciting_in_flight == 0)
+				continue;
+			if (i == DPQ_PN_SPACE_APP && !l->handshake_confirmed)
+				continue;
+			out->also |= (uint8_t)(1u << i);
+		}
 	}
+	l->stats.ptos++;
 	l->pto_count++;
+	set_timer(l, now);
+}
+
+uint32_t
+dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
+		uint32_t max_pkts, const struct dpq_loss_cb *cb)
+{
+	struct dpq_loss_space *s;
+	struct dpq_sentmap_iter it;
+	struct dpq_sent_pkt *p;
+	uint32_t n = 0;
+
+	if ((unsigned int)space >= DPQ_PN_SPACE_COUNT)
+		return 0;
+	s = &l->sp[space];
+	if (!s->active)
+		return 0;
+	for (p = dpq_sentmap_first(&s->sent, &it); p != NULL && n < max_pkts;
+	     p = dpq_sentmap_next(&s->sent, &it)) {
+		if (!is_outstanding(p) ||
+		    (p->flags & (DPQ_SENT_ACK_ELICITING | DPQ_SENT_IN_FLIGHT)) !=
+		    (DPQ_SENT_ACK_ELICITING | DPQ_SENT_IN_FLIGHT))
+			continue;
+		if (cb != NULL && cb->on_requeue != NULL)
+			cb->on_requeue(cb->ctx, space, p);
+		n++;
+	}
+	l->stats.requeued += n;
+	return n;
+}
+
+void
+dpq_loss_on_path_change(struct dpq_loss *l, struct dpq_cc *cc,
+		uint64_t initial_rtt, uint64_t now)
+{
+	/* RFC 9000 §9.4: the new path's RTT and capacity are unknown. */
+	dpq_rtt_init(&l->rtt, initial_rtt != 0 ? initial_rtt :
+			DPQ_RTT_INITIAL_DEFAULT);
+	l->rate.delivered_time = now;
+	l->rate.first_sent_time = now;
+	l->rate.app_limited = 0;
+	l->episode_undoable = false;
+	l->episode_start = now;
+	l->pto_count = 0;
+	if (cc != NULL)
+		dpq_cc_reset(cc, now);
 	set_timer(l, now);
 }
 

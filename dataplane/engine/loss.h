@@ -2,8 +2,12 @@
 /*
  * loss.h: loss detection for one connection (RFC 9002 §6, Appendix A):
  * the sent packets of the three packet number spaces, acknowledgment
- * processing, RTT samples, packet- and time-threshold loss, the probe
- * timeout, persistent congestion and ECN-CE signals.
+ * processing, RTT samples, delivery-rate samples (rate.h), packet- and
+ * time-threshold loss, the probe timeout and the data its probes carry,
+ * persistent congestion, ECN-CE signals, and spurious losses: a packet
+ * declared lost stays in the map for a while, and if every loss that
+ * started a congestion episode is acknowledged after all, congestion
+ * control undoes its reaction and the reordering thresholds grow.
  *
  * The module knows neither the connection nor the wire: the caller
  * passes the ranges of a received ACK frame (largest first), hears about
@@ -26,6 +30,7 @@
 #include "dataplane/engine/cc.h"
 #include "dataplane/engine/frame.h"
 #include "dataplane/engine/mem.h"
+#include "dataplane/engine/rate.h"
 #include "dataplane/engine/rtt.h"
 #include "dataplane/engine/sentmap.h"
 
@@ -37,10 +42,14 @@ enum dpq_pn_space {
 	DPQ_PN_SPACE_COUNT	= 3,
 };
 
-/* RFC 9002 §6.1.1: kPacketThreshold. */
+/* RFC 9002 §6.1.1: kPacketThreshold (the starting value; spurious
+ * losses raise it up to DPQ_LOSS_PACKET_THRESHOLD_MAX). */
 #define DPQ_LOSS_PACKET_THRESHOLD	3
-/* RFC 9002 §6.1.2: kTimeThreshold 9/8. */
+#define DPQ_LOSS_PACKET_THRESHOLD_MAX	32
+/* RFC 9002 §6.1.2: kTimeThreshold 9/8 (spurious time-threshold losses
+ * raise the numerator, one eighth each, up to 2). */
 #define DPQ_LOSS_TIME_THRESHOLD_NUM	9
+#define DPQ_LOSS_TIME_THRESHOLD_NUM_MAX	16
 #define DPQ_LOSS_TIME_THRESHOLD_DEN	8
 /* RFC 9002 §7.6.1: kPersistentCongestionThreshold. */
 #define DPQ_LOSS_PC_THRESHOLD		3
@@ -74,13 +83,24 @@ struct dpq_loss_space {
 	bool active;			/* keys not discarded (§6.4) */
 };
 
-/* Callbacks for packets leaving the map. They get the packet with its
- * records (dpq_sent_pkt_recs()), valid only during the call, and must
- * not call back into this struct dpq_loss. Either may be NULL. */
+/*
+ * Callbacks with a packet and its records (dpq_sent_pkt_recs()), valid
+ * only during the call; they must not call back into this struct
+ * dpq_loss. Any may be NULL.
+ *   on_acked   newly acknowledged: release its data. Also for a packet
+ *              declared lost before (flag DPQ_SENT_LOST): the loss was
+ *              spurious, the data arrived.
+ *   on_lost    declared lost: queue its data again (RFC 9000 §13.3).
+ *   on_requeue still in flight, but a probe should carry its data
+ *              (dpq_loss_requeue(), RFC 9002 §6.2.4); queue it again
+ *              like a loss, without any congestion signal.
+ */
 struct dpq_loss_cb {
 	void (*on_acked)(void *ctx, enum dpq_pn_space space,
 			const struct dpq_sent_pkt *pkt);
 	void (*on_lost)(void *ctx, enum dpq_pn_space space,
+			const struct dpq_sent_pkt *pkt);
+	void (*on_requeue)(void *ctx, enum dpq_pn_space space,
 			const struct dpq_sent_pkt *pkt);
 	void *ctx;
 };
@@ -91,9 +111,11 @@ struct dpq_loss_ack_info {
 	uint32_t packets_lost;
 	uint64_t bytes_acked;		/* in-flight bytes */
 	uint64_t bytes_lost;		/* in-flight bytes */
+	uint32_t packets_spurious;	/* acked after declared lost */
 	bool rtt_sampled;
 	bool ecn_ce;			/* CE count rose: congestion event */
 	bool persistent_congestion;
+	bool undone;			/* spurious episode undone in cc */
 };
 
 /* What the caller must do when the loss timer fires (§6.2.4, A.9). */
@@ -102,8 +124,11 @@ enum dpq_loss_action {
 	DPQ_LOSS_ACT_LOST,	/* time threshold declared packets lost
 				 * (reported through on_lost) */
 	DPQ_LOSS_ACT_PTO,	/* send one or two ack-eliciting probe
-				 * packets in space, new data first, else
-				 * old data, else PING; probes bypass cwnd */
+				 * packets in space carrying unacknowledged
+				 * CRYPTO data, else new data, else old data
+				 * (dpq_loss_requeue()), else PING; and one
+				 * in each space of `also`; probes bypass
+				 * cwnd (A.9, §6.2.4) */
 	DPQ_LOSS_ACT_ANTI_DEADLOCK, /* client (§6.2.2.1): send one
 				 * ack-eliciting packet in space: Handshake
 				 * if it has the keys, else an Initial padded
@@ -114,16 +139,38 @@ struct dpq_loss_timeout {
 	enum dpq_loss_action action;
 	enum dpq_pn_space space;
 	uint32_t probes;	/* packets to send for PTO / anti-deadlock */
+	/* PTO: other spaces with ack-eliciting packets in flight, as bits
+	 * (1 << space): §6.2.4 says to probe them too, coalesced. */
+	uint8_t also;
 	struct dpq_loss_ack_info lost;	/* for DPQ_LOSS_ACT_LOST */
+};
+
+/* Counters for stats. */
+struct dpq_loss_stats {
+	uint64_t ptos;			/* probe timeouts fired */
+	uint64_t spurious;		/* packets acked after declared lost */
+	uint64_t undos;			/* episodes found spurious, undone */
+	uint64_t persistent;		/* persistent congestion declared */
+	uint64_t requeued;		/* packets whose data a probe resent */
 };
 
 struct dpq_loss {
 	struct dpq_rtt rtt;
+	struct dpq_rate rate;		/* delivery state, all spaces */
 	struct dpq_loss_space sp[DPQ_PN_SPACE_COUNT];
 	uint64_t max_ack_delay;		/* peer's, us */
-	uint64_t delivered;		/* bytes acknowledged, all spaces */
 	uint64_t timer;			/* DPQ_LOSS_NO_TIMER */
 	uint32_t pto_count;
+	uint32_t pkt_threshold;		/* §6.1.1, adaptive */
+	uint32_t time_threshold_num;	/* §6.1.2, over ..._DEN */
+	/* The current loss episode: the congestion event that started a
+	 * recovery period (§7.3.2) and the packets declared lost in it. */
+	uint32_t episode;		/* id; 0 = none yet */
+	uint32_t episode_lost;		/* in-flight packets lost in it */
+	uint32_t episode_spurious;	/* of those, acknowledged later */
+	uint64_t episode_start;		/* us */
+	bool episode_undoable;		/* loss only: no CE, no persistent */
+	struct dpq_loss_stats stats;
 	bool is_server;
 	bool handshake_confirmed;	/* RFC 9001 §4.1.2 */
 	bool has_handshake_keys;
@@ -144,7 +191,8 @@ void dpq_loss_destroy(struct dpq_loss *l);
 /*
  * A packet was sent in space at now (RFC 9002 A.5). pkt gives pn, bytes
  * and flags (DPQ_SENT_ACK_ELICITING, DPQ_SENT_IN_FLIGHT, DPQ_SENT_PROBE);
- * time_sent and delivered are filled in here. recs/nrec describe what it
+ * time_sent and the delivery-rate fields are filled in here (an
+ * in-flight packet sent while cc->app_limited is marked so). recs/nrec describe what it
  * carried. In-flight packets are added to cc's flight. Returns 0, or the
  * dpq_sentmap_append() errors (-ENOBUFS: too many outstanding; -E2BIG;
  * -ENOMEM; -EINVAL: pn not increasing), or -EINVAL if the space was
@@ -165,8 +213,11 @@ int dpq_loss_on_sent(struct dpq_loss *l, struct dpq_cc *cc,
  * RTT is sampled if the largest acknowledged is newly acknowledged and
  * ack-eliciting (§5.1), an ECN-CE increase becomes a congestion event
  * (§7.1), packet- and time-threshold losses go to cb->on_lost (§6.1) and
- * to cc with a persistent-congestion check (§7.6), cc gets the ack, and
- * the timer is re-armed. info (may be NULL) reports what happened.
+ * to cc with a persistent-congestion check (§7.6), cc gets the ack with
+ * a delivery-rate sample, and the timer is re-armed. Packets acked after
+ * they were declared lost count as spurious; when all the losses of the
+ * current episode are, cc undoes its reaction (dpq_cc_on_spurious).
+ * info (may be NULL) reports what happened.
  *
  * Returns 0; DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION) if it acknowledges a
  * packet number never sent in this space (RFC 9000 §13.1: close the connection
@@ -212,6 +263,17 @@ void dpq_loss_on_timeout(struct dpq_loss *l, struct dpq_cc *cc,
 		struct dpq_loss_timeout *out);
 
 /*
+ * PTO probes carry data (RFC 9002 §6.2.4, A.9; RFC 9000 §13.3): give the
+ * records of up to max_pkts of the oldest ack-eliciting in-flight packets
+ * of space to cb->on_requeue, so their data (CRYPTO first) is sent again
+ * in the probes. The packets stay in flight: no congestion signal, and an
+ * acknowledgment of either copy releases the data. Returns the number of
+ * packets requeued.
+ */
+uint32_t dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
+		uint32_t max_pkts, const struct dpq_loss_cb *cb);
+
+/*
  * Keys of space were discarded (RFC 9002 §6.4, A.11; RFC 9001 §4.9): its
  * packets leave the map and cc's flight without being reported as acked
  * or lost, its timers stop and pto_count resets. Returns 0, or -EINVAL
@@ -248,6 +310,15 @@ void dpq_loss_set_amplification_limited(struct dpq_loss *l, bool limited,
  * of the idle and closing timeouts (RFC 9000 §10.1, §10.2: 3 * PTO).
  */
 uint64_t dpq_loss_pto(const struct dpq_loss *l, enum dpq_pn_space space);
+
+/*
+ * The path changed (RFC 9000 §9.4): RTT estimate back to initial_rtt (us,
+ * 0 = the default), delivery-rate state and loss episode restarted,
+ * backoff cleared, and cc (if not NULL) reset to its initial window.
+ * Packets in flight stay tracked.
+ */
+void dpq_loss_on_path_change(struct dpq_loss *l, struct dpq_cc *cc,
+		uint64_t initial_rtt, uint64_t now);
 
 /* Ack-eliciting packets in flight in all spaces. */
 uint32_t dpq_loss_ack_eliciting_in_flight(const struct dpq_loss *l);

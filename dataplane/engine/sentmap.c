@@ -3,11 +3,11 @@
  * sentmap.c: sent packets of one packet number space in blocks of slots.
  *
  * A block is a run of 32-byte slots filled front to back; a packet is a
- * header slot and its records. Removing a packet marks its header dead
- * and lowers the block's live count; a block whose live count reaches
- * zero is unlinked (or, if it is the tail, rewound) and kept as a spare
- * or freed. Walks skip dead headers using nrec, so records are never
- * read as headers.
+ * header (DPQ_SENT_HDR_SLOTS slots) and its records. Removing a packet
+ * marks its header dead and lowers the block's live count; a block whose
+ * live count reaches zero is unlinked (or, if it is the tail, rewound)
+ * and kept as a spare or freed. Walks skip dead headers using nrec, so
+ * records are never read as headers.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,6 +29,13 @@ struct dpq_sentmap_block {
 	uint32_t live;		/* live packets in this block */
 	union dpq_sent_slot slots[DPQ_SENTMAP_BLOCK_SLOTS];
 };
+
+/* The header starting at slot s of block b. */
+static inline struct dpq_sent_pkt *
+hdr_at(struct dpq_sentmap_block *b, uint32_t s)
+{
+	return (struct dpq_sent_pkt *)(void *)&b->slots[s];
+}
 
 int
 dpq_sentmap_init(struct dpq_sentmap *sm, const struct dpq_mem *mem,
@@ -146,18 +153,19 @@ dpq_sentmap_append(struct dpq_sentmap *sm, const struct dpq_sent_pkt *pkt,
 		return -E2BIG;
 	if (sm->count >= sm->max_packets)
 		return -ENOBUFS;
-	b = tail_with_room(sm, 1 + (uint32_t)nrec);
+	b = tail_with_room(sm, DPQ_SENT_HDR_SLOTS + (uint32_t)nrec);
 	if (b == NULL)
 		return -ENOMEM;
 
-	h = &b->slots[b->used].pkt;
+	h = hdr_at(b, b->used);
 	*h = *pkt;
-	h->flags &= DPQ_SENT_USER_MASK;
+	h->flags &= DPQ_SENT_USER_MASK | DPQ_SENT_APP_LIMITED;
 	h->nrec = (uint16_t)nrec;
 	h->state = SLOT_LIVE;
 	if (nrec != 0)
-		memcpy(&b->slots[b->used + 1], recs, nrec * sizeof(*recs));
-	b->used += 1 + (uint32_t)nrec;
+		memcpy(&b->slots[b->used + DPQ_SENT_HDR_SLOTS], recs,
+				nrec * sizeof(*recs));
+	b->used += DPQ_SENT_HDR_SLOTS + (uint32_t)nrec;
 	b->live++;
 	sm->count++;
 	sm->largest_pn = pkt->pn;
@@ -174,14 +182,14 @@ seek_live(struct dpq_sentmap *sm, struct dpq_sentmap_iter *it)
 	(void)sm;
 	while (b != NULL) {
 		while (s < b->used) {
-			struct dpq_sent_pkt *h = &b->slots[s].pkt;
+			struct dpq_sent_pkt *h = hdr_at(b, s);
 
 			if (h->state == SLOT_LIVE) {
 				it->blk = b;
 				it->slot = s;
 				return h;
 			}
-			s += 1 + h->nrec;
+			s += DPQ_SENT_HDR_SLOTS + h->nrec;
 		}
 		b = b->next;
 		s = 0;
@@ -204,7 +212,7 @@ dpq_sentmap_next(struct dpq_sentmap *sm, struct dpq_sentmap_iter *it)
 {
 	if (it->blk == NULL)
 		return NULL;
-	it->slot += 1 + it->blk->slots[it->slot].pkt.nrec;
+	it->slot += DPQ_SENT_HDR_SLOTS + hdr_at(it->blk, it->slot)->nrec;
 	return seek_live(sm, it);
 }
 
@@ -216,7 +224,7 @@ dpq_sentmap_remove(struct dpq_sentmap *sm, struct dpq_sentmap_iter *it)
 
 	if (b == NULL)
 		return NULL;
-	h = &b->slots[it->slot].pkt;
+	h = hdr_at(b, it->slot);
 	h->state = SLOT_DEAD;
 	b->live--;
 	sm->count--;

@@ -11,7 +11,7 @@
  * largest} record lets the receiver forget ACK ranges, RFC 9000 §13.2.4).
  *
  * Storage is a list of fixed-size blocks of 32-byte slots from the
- * injected allocator; a packet takes one header slot followed by its
+ * injected allocator; a packet takes a two-slot header followed by its
  * records, contiguous inside one block. Appending is O(1) (packet numbers
  * must increase), walking is oldest first, and blocks whose packets are
  * all gone are kept for reuse (a few) or freed. The number of outstanding
@@ -31,8 +31,10 @@
 
 /* Slots per block (a block is 2 KiB of slots plus a small header). */
 #define DPQ_SENTMAP_BLOCK_SLOTS		64
+/* Slots a packet header takes. */
+#define DPQ_SENT_HDR_SLOTS		2
 /* Most records one packet may carry: they share a block with its header. */
-#define DPQ_SENTMAP_MAX_RECS		(DPQ_SENTMAP_BLOCK_SLOTS - 1)
+#define DPQ_SENTMAP_MAX_RECS		(DPQ_SENTMAP_BLOCK_SLOTS - DPQ_SENT_HDR_SLOTS)
 /* Default cap on outstanding packets per space (about 16 MiB of 1 KiB
  * packets: far above any window we open, well below memory trouble). */
 #define DPQ_SENTMAP_DEFAULT_MAX_PACKETS	16384
@@ -98,35 +100,62 @@ struct dpq_sent_rec {
 #define DPQ_SENT_IN_FLIGHT	0x02	/* counts toward bytes_in_flight */
 #define DPQ_SENT_PROBE		0x04	/* sent on PTO (informational) */
 #define DPQ_SENT_USER_MASK	0x0f	/* bits the sender sets */
+/* Set by the loss module: the connection was application limited when
+ * the packet left (delivery-rate sampling, rate.h). */
+#define DPQ_SENT_APP_LIMITED	0x10
+/* Set by the loss module: declared lost, kept a while so that a late
+ * acknowledgment shows the loss was spurious (RFC 9002 §6.1.1, §6.1.2
+ * mention such adaptation). Not in flight any more. */
+#define DPQ_SENT_LOST		0x20
 /* Set by the loss module: a packet sent after this one (and after the
  * preceding packets still outstanding) was acknowledged (persistent
  * congestion, RFC 9002 §7.6.2). */
 #define DPQ_SENT_LATER_ACKED	0x40
+/* Set by the loss module with DPQ_SENT_LOST: the packet threshold (not
+ * the time threshold) condemned it. */
+#define DPQ_SENT_LOST_BY_PN	0x80
 
-/* The header slot of a sent packet, 32 bytes; nrec records follow. */
+/*
+ * The header of a sent packet, two slots (64 bytes); nrec records follow.
+ * The sender fills pn, bytes and flags; the loss module fills the rest:
+ * time_sent and the connection's delivery-rate state at send time (the
+ * "P." fields of draft-cheng-iccrg-delivery-rate-estimation §3.2, which
+ * BBR reads through struct dpq_cc_ack).
+ */
 struct dpq_sent_pkt {
 	uint64_t pn;
 	uint64_t time_sent;	/* us */
-	uint64_t delivered;	/* loss module: bytes delivered when sent */
+	uint64_t delivered;	/* C.delivered when sent */
+	union {
+		uint64_t delivered_time; /* C.delivered_time when sent */
+		uint64_t lost_largest;	/* LOST: largest acked pn then */
+	};
+	uint64_t first_sent_time; /* C.first_sent_time when sent */
+	uint64_t lost;		/* C.lost (bytes) when sent */
+	uint32_t tx_in_flight;	/* bytes in flight after sending it */
+	uint32_t episode;	/* LOST: the loss episode that declared it */
 	uint32_t bytes;		/* sent_bytes: QUIC packet incl. AEAD tag */
 	uint16_t nrec;
 	uint8_t flags;		/* DPQ_SENT_* */
 	uint8_t state;		/* sentmap internal */
 };
 
+/* One 32-byte slot of a block: a record, or half of a header. */
 union dpq_sent_slot {
-	struct dpq_sent_pkt pkt;
 	struct dpq_sent_rec rec;
+	uint64_t raw[4];
 };
 
 _Static_assert(sizeof(struct dpq_sent_rec) == 32, "record is one slot");
-_Static_assert(sizeof(struct dpq_sent_pkt) == 32, "header is one slot");
+_Static_assert(sizeof(struct dpq_sent_pkt) ==
+		DPQ_SENT_HDR_SLOTS * sizeof(struct dpq_sent_rec),
+		"header is DPQ_SENT_HDR_SLOTS slots");
 
 /* The records of a packet the sentmap returned. */
 static inline const struct dpq_sent_rec *
 dpq_sent_pkt_recs(const struct dpq_sent_pkt *p)
 {
-	return &((const union dpq_sent_slot *)(const void *)p)[1].rec;
+	return (const struct dpq_sent_rec *)(const void *)(p + 1);
 }
 
 struct dpq_sentmap_block;
@@ -165,8 +194,8 @@ void dpq_sentmap_destroy(struct dpq_sentmap *sm);
 void dpq_sentmap_clear(struct dpq_sentmap *sm);
 
 /*
- * Record a sent packet: pkt's pn, time_sent, delivered, bytes and flags
- * (DPQ_SENT_USER_MASK bits) plus nrec records, copied. Returns 0, or:
+ * Record a sent packet: pkt's header (flags outside DPQ_SENT_USER_MASK and
+ * DPQ_SENT_APP_LIMITED cleared) plus nrec records, copied. Returns 0, or:
  *   -EINVAL   pkt->pn is not above every packet number appended before,
  *             or exceeds 2^62-1 (RFC 9000 §12.3), or recs NULL with nrec
  *   -E2BIG    nrec > DPQ_SENTMAP_MAX_RECS (the builder must stop adding

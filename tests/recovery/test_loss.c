@@ -6,7 +6,11 @@
  * no application PTO before confirmation, the client anti-deadlock timer,
  * early and spurious timer wake-ups, late acks of lost packets, discard
  * of a space, ECN-CE, acks of unsent packets, and persistent congestion
- * (true, cut by an acknowledged packet, and before the first RTT sample).
+ * (true, cut by an acknowledged packet, and before the first RTT sample);
+ * probe data (requeue, probes in every space with data in flight);
+ * spurious losses (undo only when every loss of the episode was spurious,
+ * never for ECN-CE, adaptive thresholds, lost packets forgotten after a
+ * while or when the map is full).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -27,6 +31,7 @@
 struct seen {
 	int acked[DPQ_PN_SPACE_COUNT][MAXPN];
 	int lost[DPQ_PN_SPACE_COUNT][MAXPN];
+	int requeued[DPQ_PN_SPACE_COUNT][MAXPN];
 	uint64_t last_rec_off;
 	unsigned int nlost, nacked;
 };
@@ -59,6 +64,16 @@ on_lost(void *ctx, enum dpq_pn_space sp, const struct dpq_sent_pkt *p)
 	}
 }
 
+static void
+on_requeue(void *ctx, enum dpq_pn_space sp, const struct dpq_sent_pkt *p)
+{
+	struct seen *s = ctx;
+
+	assert_true(p->pn < MAXPN);
+	assert_int_equal(p->nrec, 1);
+	s->requeued[sp][p->pn]++;
+}
+
 struct fx {
 	struct dpq_loss l;
 	struct dpq_cc cc;
@@ -82,6 +97,7 @@ fx_init(struct fx *f, bool server, bool confirmed)
 			0);
 	f->cb.on_acked = on_acked;
 	f->cb.on_lost = on_lost;
+	f->cb.on_requeue = on_requeue;
 	f->cb.ctx = &f->seen;
 	if (confirmed)
 		dpq_loss_set_handshake_confirmed(&f->l, 0);
@@ -192,13 +208,32 @@ test_time_threshold(void **state)
 	/* a spurious wake-up with no timer is harmless */
 	dpq_loss_on_timeout(&f.l, &f.cc, 200 * MS, &f.cb, &to);
 	assert_int_equal(to.action, DPQ_LOSS_ACT_NONE);
-	/* a late ACK of lost packets reports nothing twice */
+	/* a late ACK of the lost packets: all five losses were spurious;
+	 * their data is released (acked once each), nothing re-enters the
+	 * flight, and the one congestion event they caused is undone */
+	assert_int_equal(f.cc.cwnd, 6000);
 	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 5, 300 * MS, &info), 0);
-	assert_int_equal(info.packets_acked, 0);
-	assert_int_equal(f.seen.nacked, 1);
+	assert_int_equal(info.packets_acked, 5);
+	assert_int_equal(info.packets_spurious, 5);
+	assert_int_equal(info.bytes_acked, 0);
+	assert_true(info.undone);
+	assert_int_equal(f.seen.nacked, 6);
 	assert_int_equal(f.seen.nlost, 5);
 	for (pn = 0; pn < 5; pn++)
-		assert_int_equal(f.seen.acked[DPQ_PN_SPACE_APP][pn], 0);
+		assert_int_equal(f.seen.acked[DPQ_PN_SPACE_APP][pn], 1);
+	assert_int_equal(f.cc.bytes_in_flight, 0);
+	assert_int_equal(f.cc.cwnd, 12000);
+	assert_int_equal(f.cc.spurious_undos, 1);
+	assert_int_equal(f.l.stats.spurious, 5);
+	/* pn 0-2 fell to the packet threshold 5 - pn >= 3: the worst
+	 * reordering seen was 5, so the threshold is now 6; pn 3 and 4 fell
+	 * to the time threshold, which grows by 1/8 per ACK frame */
+	assert_int_equal(f.l.pkt_threshold, 6);
+	assert_int_equal(f.l.time_threshold_num, 10);
+	/* acked again: nothing is reported twice */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 5, 310 * MS, &info), 0);
+	assert_int_equal(info.packets_acked, 0);
+	assert_int_equal(f.seen.nacked, 6);
 	fx_fini(&f);
 }
 
@@ -572,6 +607,183 @@ test_persistent_congestion_short(void **state)
 	fx_fini(&f);
 }
 
+
+/* §6.2.4, A.9: the PTO names every space with data in flight, and the
+ * data of in-flight packets can be requeued for the probes without any
+ * loss or congestion signal. */
+static void
+test_probe_data(void **state)
+{
+	struct fx f;
+	struct dpq_loss_timeout to;
+	struct dpq_loss_ack_info info;
+	uint64_t cwnd;
+
+	(void)state;
+	fx_init(&f, true, false);
+	send(&f, DPQ_PN_SPACE_INITIAL, 0, 0);
+	send(&f, DPQ_PN_SPACE_INITIAL, 1, 0);
+	send(&f, DPQ_PN_SPACE_HANDSHAKE, 0, 1 * MS);
+	send(&f, DPQ_PN_SPACE_HANDSHAKE, 1, 1 * MS);
+	send(&f, DPQ_PN_SPACE_HANDSHAKE, 2, 1 * MS);
+	cwnd = f.cc.cwnd;
+	/* Initial's PTO expires first (999 ms); Handshake has data too */
+	dpq_loss_on_timeout(&f.l, &f.cc, 999 * MS, &f.cb, &to);
+	assert_int_equal(to.action, DPQ_LOSS_ACT_PTO);
+	assert_int_equal(to.space, DPQ_PN_SPACE_INITIAL);
+	assert_int_equal(to.probes, 2);
+	assert_int_equal(to.also, 1u << DPQ_PN_SPACE_HANDSHAKE);
+	/* all of the Initial space's data, two of the Handshake's */
+	assert_int_equal(dpq_loss_requeue(&f.l, DPQ_PN_SPACE_INITIAL,
+			UINT32_MAX, &f.cb), 2);
+	assert_int_equal(dpq_loss_requeue(&f.l, DPQ_PN_SPACE_HANDSHAKE, 2,
+			&f.cb), 2);
+	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_INITIAL][0], 1);
+	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_INITIAL][1], 1);
+	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_HANDSHAKE][0], 1);
+	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_HANDSHAKE][1], 1);
+	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_HANDSHAKE][2], 0);
+	assert_int_equal(f.l.stats.requeued, 4);
+	/* still in flight, nothing lost, the window untouched */
+	assert_int_equal(f.seen.nlost, 0);
+	assert_int_equal(f.cc.bytes_in_flight, 5 * MDS);
+	assert_int_equal(f.cc.cwnd, cwnd);
+	assert_int_equal(dpq_loss_ack_eliciting_in_flight(&f.l), 5);
+	/* the original is acknowledged later: released once */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_INITIAL, 0, 1, 1000 * MS,
+			&info), 0);
+	assert_int_equal(info.packets_acked, 2);
+	assert_int_equal(f.seen.acked[DPQ_PN_SPACE_INITIAL][0], 1);
+	/* no application PTO before confirmation: not in `also` */
+	send(&f, DPQ_PN_SPACE_APP, 0, 1000 * MS);
+	dpq_loss_on_timeout(&f.l, &f.cc, dpq_loss_deadline(&f.l), &f.cb, &to);
+	assert_int_equal(to.action, DPQ_LOSS_ACT_PTO);
+	assert_int_equal(to.space, DPQ_PN_SPACE_HANDSHAKE);
+	assert_int_equal(to.also, 0);
+	/* a discarded space has nothing to requeue */
+	assert_int_equal(dpq_loss_discard_space(&f.l, &f.cc,
+			DPQ_PN_SPACE_INITIAL, 3000 * MS), 0);
+	assert_int_equal(dpq_loss_requeue(&f.l, DPQ_PN_SPACE_INITIAL,
+			UINT32_MAX, &f.cb), 0);
+	fx_fini(&f);
+}
+
+/* Undo needs every loss of the episode to be spurious. */
+static void
+test_spurious_partial(void **state)
+{
+	struct fx f;
+	struct dpq_loss_ack_info info;
+	struct dpq_ack_range r[2];
+	uint64_t pn;
+
+	(void)state;
+	fx_init(&f, true, true);
+	for (pn = 0; pn < 8; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS);
+	/* 5..7 acked: 0..4 lost by the packet threshold (7 - pn >= 3) */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 5, 7, 100 * MS, &info), 0);
+	assert_int_equal(info.packets_lost, 5);
+	assert_int_equal(f.cc.cwnd, 6000);
+	assert_int_equal(f.l.episode_lost, 5);
+	/* 1..3 turn up (reordered), 0 and 4 never: no undo */
+	r[0] = (struct dpq_ack_range){ 1, 3 };
+	assert_int_equal(dpq_loss_on_ack(&f.l, &f.cc, DPQ_PN_SPACE_APP, r, 1,
+			0, NULL, 110 * MS, &f.cb, &info), 0);
+	assert_int_equal(info.packets_spurious, 3);
+	assert_false(info.undone);
+	assert_int_equal(f.cc.cwnd, 6000);
+	assert_int_equal(f.l.episode_spurious, 3);
+	/* reordering of up to 6 packets seen: threshold 7 */
+	assert_int_equal(f.l.pkt_threshold, 7);
+	/* then 0 and 4 too: all five were spurious, undo */
+	r[0] = (struct dpq_ack_range){ 4, 4 };
+	r[1] = (struct dpq_ack_range){ 0, 0 };
+	assert_int_equal(dpq_loss_on_ack(&f.l, &f.cc, DPQ_PN_SPACE_APP, r, 2,
+			0, NULL, 120 * MS, &f.cb, &info), 0);
+	assert_true(info.undone);
+	assert_int_equal(f.cc.cwnd, 12000);
+	assert_int_equal(f.cc.ssthresh, UINT64_MAX);
+	assert_int_equal(f.l.stats.undos, 1);
+	fx_fini(&f);
+}
+
+/* An ECN-CE episode is real congestion: never undone. */
+static void
+test_spurious_not_after_ce(void **state)
+{
+	struct fx f;
+	struct dpq_loss_ack_info info;
+	struct dpq_ecn_counts e = { .ect0 = 4, .ce = 1 };
+	struct dpq_ack_range r = { 4, 4 };
+	uint64_t pn;
+
+	(void)state;
+	fx_init(&f, true, true);
+	for (pn = 0; pn < 5; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS);
+	/* pn 4 acked with a CE mark: the episode starts with CE, and
+	 * pn 0 and 1 are lost in it by the packet threshold */
+	assert_int_equal(dpq_loss_on_ack(&f.l, &f.cc, DPQ_PN_SPACE_APP, &r, 1,
+			0, &e, 50 * MS, &f.cb, &info), 0);
+	assert_true(info.ecn_ce);
+	assert_int_equal(info.packets_lost, 2);
+	assert_int_equal(f.cc.cwnd, 6000);
+	r = (struct dpq_ack_range){ 0, 1 };
+	assert_int_equal(dpq_loss_on_ack(&f.l, &f.cc, DPQ_PN_SPACE_APP, &r, 1,
+			0, &e, 60 * MS, &f.cb, &info), 0);
+	assert_int_equal(info.packets_spurious, 2);
+	assert_false(info.undone);
+	assert_int_equal(f.cc.cwnd, 6000);
+	assert_int_equal(f.cc.spurious_undos, 0);
+	fx_fini(&f);
+}
+
+/* Lost packets are forgotten after the persistent-congestion duration,
+ * and at once when the map is full. */
+static void
+test_lost_kept_then_forgotten(void **state)
+{
+	struct fx f;
+	struct dpq_loss_conf conf = { .is_server = true, .max_packets = 8 };
+	struct dpq_cc_conf ccc = { .max_datagram_size = MDS };
+	struct dpq_mem m = DPQ_MEM_LIBC;
+	struct dpq_loss_ack_info info;
+	uint64_t pn;
+
+	(void)state;
+	fx_init(&f, true, true);
+	for (pn = 0; pn < 5; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS);
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 4, 4, 100 * MS, &info), 0);
+	assert_int_equal(info.packets_lost, 2);		/* 0 and 1 */
+	assert_int_equal(dpq_sentmap_count(&f.l.sp[DPQ_PN_SPACE_APP].sent), 4);
+	/* 3 * (100 + 4 * 50 + 25) ms = 975 ms later they are gone: an ACK
+	 * of them at 2 s reports nothing */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 1, 2000 * MS, &info), 0);
+	assert_int_equal(info.packets_acked, 0);
+	assert_int_equal(f.l.stats.spurious, 0);
+	assert_int_equal(f.seen.acked[DPQ_PN_SPACE_APP][0], 0);
+	fx_fini(&f);
+
+	/* a map of 8 packets, 2 of them kept after their loss: the ninth
+	 * send purges them instead of failing */
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(dpq_loss_init(&f.l, &conf, &m), 0);
+	assert_int_equal(dpq_cc_init(&f.cc, &dpq_cc_newreno_ops, &ccc, 0), 0);
+	f.cb.on_acked = on_acked;
+	f.cb.on_lost = on_lost;
+	f.cb.ctx = &f.seen;
+	dpq_loss_set_handshake_confirmed(&f.l, 0);
+	for (pn = 0; pn < 5; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS);
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 4, 4, 100 * MS, &info), 0);
+	for (pn = 5; pn < 11; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, 100 * MS + pn);
+	assert_int_equal(dpq_sentmap_count(&f.l.sp[DPQ_PN_SPACE_APP].sent), 8);
+	fx_fini(&f);
+}
+
 int
 main(void)
 {
@@ -589,6 +801,10 @@ main(void)
 		cmocka_unit_test(test_persistent_congestion_cut_by_ack),
 		cmocka_unit_test(test_persistent_congestion_needs_sample),
 		cmocka_unit_test(test_persistent_congestion_short),
+		cmocka_unit_test(test_probe_data),
+		cmocka_unit_test(test_spurious_partial),
+		cmocka_unit_test(test_spurious_not_after_ce),
+		cmocka_unit_test(test_lost_kept_then_forgotten),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

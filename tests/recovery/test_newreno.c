@@ -256,10 +256,53 @@ test_pacing_and_flight(void **state)
 	assert_int_equal(cc.bytes_in_flight, 0);
 }
 
+
+/* A spurious congestion event is undone: window and threshold come back,
+ * and the next loss is a new event. Not after ECN-CE or persistent
+ * congestion. */
+static void
+test_spurious_undo(void **state)
+{
+	struct dpq_cc cc;
+	struct dpq_cc_loss ce = { .now = 3000, .largest_sent_time = 2500,
+		.ecn_ce = true };
+
+	(void)state;
+	start(&cc);
+	dpq_cc_on_sent(&cc, 20 * MDS, 0);
+	ack(&cc, 12000, 0, 100);		/* slow start: 24000 */
+	lose(&cc, MDS, 500, 1000);
+	assert_int_equal(cc.cwnd, 12000);
+	assert_string_equal(dpq_cc_state_name(&cc), "recovery");
+	dpq_cc_on_spurious(&cc, 1100);
+	assert_int_equal(cc.cwnd, 24000);
+	assert_int_equal(cc.ssthresh, UINT64_MAX);
+	assert_int_equal(cc.spurious_undos, 1);
+	assert_string_equal(dpq_cc_state_name(&cc), "slow_start");
+	/* a second undo has nothing to restore */
+	dpq_cc_on_spurious(&cc, 1200);
+	assert_int_equal(cc.cwnd, 24000);
+	/* the period was cancelled: a loss of a packet sent before 1000
+	 * is a new event */
+	lose(&cc, MDS, 900, 1300);
+	assert_int_equal(cc.cwnd, 12000);
+	/* ECN-CE: real congestion, no undo */
+	dpq_cc_on_loss(&cc, &ce);
+	assert_int_equal(cc.cwnd, 6000);
+	dpq_cc_on_spurious(&cc, 3100);
+	assert_int_equal(cc.cwnd, 6000);
+	/* persistent congestion: no undo either */
+	lose(&cc, MDS, 3500, 4000);
+	dpq_cc_on_persistent_congestion(&cc, 4100);
+	dpq_cc_on_spurious(&cc, 4200);
+	assert_int_equal(cc.cwnd, 2 * MDS);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spurious_undo),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_initial_window),
 		cmocka_unit_test(test_slow_start),
