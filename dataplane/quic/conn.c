@@ -644,8 +644,11 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 void
 dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 {
-	struct dpq_loss_cb cb = { dpq_conn_on_acked, dpq_conn_on_lost, c };
+	struct dpq_loss_cb cb = { .on_acked = dpq_conn_on_acked,
+		.on_lost = dpq_conn_on_lost, .on_requeue = dpq_conn_on_lost,
+		.ctx = c };
 	struct dpq_loss_timeout to;
+	int i;
 
 	c->now = now;
 	if (c->state == DPQ_CONN_CLOSED)
@@ -669,7 +672,10 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 		dpq_loss_on_timeout(&c->loss, &c->cc, now, &cb, &to);
 		if (to.action == DPQ_LOSS_ACT_PTO ||
 		    to.action == DPQ_LOSS_ACT_ANTI_DEADLOCK)
-			c->pns[to.space].probes += to.probes;
+			dpq_conn_arm_probes(c, to.space, to.probes);
+		for (i = 0; i < DPQ_PN_SPACE_COUNT; i++)
+			if (to.also & (1u << i))
+				dpq_conn_arm_probes(c, (enum dpq_pn_space)i, 1);
 		c->stats.pkts_lost += to.lost.packets_lost;
 		if (c->trace != NULL)
 			dpq_conn_trace_metrics(c);

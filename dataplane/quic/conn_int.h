@@ -27,6 +27,10 @@
 /* RFC 9000 §8.1: a server sends at most 3x what it received before the
  * client's address is validated. */
 #define DPQ_CONN_AMP_FACTOR	3
+/* RFC 9002 §6.2.3: early CRYPTO retransmissions per connection. */
+#define DPQ_CONN_EARLY_RESENDS	2
+/* RFC 9002 §6.2.4: at most two probe packets per space at a time. */
+#define DPQ_CONN_MAX_PROBES	2
 /* RFC 9000 §10.2: closing and draining last three PTOs. */
 #define DPQ_CONN_CLOSE_PTOS	3
 /* Largest Retry / NEW_TOKEN token a client keeps. */
@@ -161,6 +165,7 @@ struct dpq_conn {
 	bool hs_failed;
 	bool discard_initial_pending;	/* client, RFC 9001 §4.9.1 */
 	bool confirm_pending;		/* client: 1-RTT packet acked */
+	uint8_t early_resends;		/* RFC 9002 §6.2.3, bounded */
 	uint64_t amp_recv;		/* bytes received before validation */
 	uint64_t amp_sent;
 	uint64_t created;
@@ -271,6 +276,13 @@ void dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now);
 
 /* conn_send.c */
 void dpq_conn_resend_initial(struct dpq_conn *c);
+/* n probe packets in space sp, carrying its unacknowledged data (RFC
+ * 9002 §6.2.4). */
+void dpq_conn_arm_probes(struct dpq_conn *c, enum dpq_pn_space sp,
+		uint32_t n);
+/* RFC 9002 §6.2.3: the peer seems to have missed our Initial flight;
+ * resend unacknowledged CRYPTO data now (a few times per connection). */
+void dpq_conn_resend_crypto_early(struct dpq_conn *c);
 void dpq_conn_on_acked(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt);
 void dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,

@@ -46,7 +46,9 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 		uint64_t now)
 {
 	struct dpq_ack_range ranges[DPQ_LOSS_MAX_ACK_RANGES];
-	struct dpq_loss_cb cb = { dpq_conn_on_acked, dpq_conn_on_lost, c };
+	struct dpq_loss_cb cb = { .on_acked = dpq_conn_on_acked,
+		.on_lost = dpq_conn_on_lost, .on_requeue = dpq_conn_on_lost,
+		.ctx = c };
 	struct dpq_loss_ack_info info;
 	uint64_t delay = 0;
 	size_t n;
@@ -97,6 +99,11 @@ on_crypto(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 				"CRYPTO in 0-RTT");
 	if (c->pns[dpq_epoch_space(e)].discarded)
 		return 0;
+	/* RFC 9002 §6.2.3: a client that sends its Initial CRYPTO data again
+	 * has not seen our Initial (or its ACK): resend ours now. */
+	if (c->role == DPQ_ROLE_SERVER && e == DPQ_EPOCH_INITIAL &&
+	    f->crypto.offset + f->crypto.len <= c->cs[e].rb.read_off)
+		dpq_conn_resend_crypto_early(c);
 	rc = dpq_recvbuf_insert(&c->cs[e].rb, f->crypto.offset,
 			f->crypto.data, f->crypto.len, false);
 	if (rc < 0 && !dpq_err_is_transport(rc))
@@ -695,9 +702,16 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 		*stop = true;
 		return RX_DROPPED;
 	}
-	if (rc == DPQ_CONN_RX_HELD)
+	if (rc == DPQ_CONN_RX_HELD) {
+		/* RFC 9002 §6.2.3: Handshake packets before any Initial from
+		 * the server mean its Initial was lost: our ClientHello may
+		 * not have arrived either. */
+		if (c->role == DPQ_ROLE_CLIENT && h->type == DPQ_PKT_HANDSHAKE &&
+		    c->largest_rx_pn[DPQ_PN_SPACE_INITIAL] == DPQ_PN_NONE)
+			dpq_conn_resend_crypto_early(c);
 		return buffer_packet(c, pkt, h->pkt_len, dgram_len) == 0 ?
 			RX_HELD : RX_DROPPED;
+	}
 	if (rc != 0) {
 		/* Without a parsed header the rest of the datagram is lost
 		 * (§12.2); other refusals skip just this packet. */

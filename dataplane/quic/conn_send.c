@@ -760,6 +760,46 @@ dpq_conn_resend_initial(struct dpq_conn *c)
 				sb->sent_off - sb->acked_off, false);
 }
 
+/* ---- probes ---------------------------------------------------------- */
+
+/*
+ * RFC 9002 §6.2.4 and A.9: a probe carries unacknowledged CRYPTO data if
+ * the space has any, else new data, else old data, else a PING. A client
+ * whose ClientHello was lost therefore sends it again in its probe (an
+ * Initial padded to 1200 bytes), and a server resends its flight without
+ * waiting for the client to acknowledge a PING. The data goes back into
+ * the send buffers as if lost; the packets stay in flight.
+ */
+void
+dpq_conn_arm_probes(struct dpq_conn *c, enum dpq_pn_space sp, uint32_t n)
+{
+	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost, .ctx = c };
+	struct dpq_pn_space_state *ps = &c->pns[sp];
+
+	if (ps->discarded || n == 0)
+		return;
+	ps->probes += n;
+	if (ps->probes > DPQ_CONN_MAX_PROBES)
+		ps->probes = DPQ_CONN_MAX_PROBES;
+	if (sp != DPQ_PN_SPACE_APP)
+		dpq_loss_requeue(&c->loss, sp, UINT32_MAX, &cb);
+	else if (c->sendq == NULL)
+		dpq_loss_requeue(&c->loss, sp, n, &cb);
+}
+
+void
+dpq_conn_resend_crypto_early(struct dpq_conn *c)
+{
+	enum dpq_pn_space sp;
+
+	if (c->early_resends >= DPQ_CONN_EARLY_RESENDS)
+		return;
+	c->early_resends++;
+	for (sp = DPQ_PN_SPACE_INITIAL; sp <= DPQ_PN_SPACE_HANDSHAKE; sp++)
+		if (c->loss.sp[sp].ack_eliciting_in_flight > 0)
+			dpq_conn_arm_probes(c, sp, 1);
+}
+
 /* ---- acknowledged and lost frames (loss recovery callbacks) --------- */
 
 static struct dpq_crypto_stream *

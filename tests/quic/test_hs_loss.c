@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Handshakes under heavy random loss (RFC 9002 §6.2.4, RFC 9000 §13.3):
+ * 30% of datagrams lost each way, many seeds; every handshake completes
+ * within a bound of virtual time, because probes carry the unacknowledged
+ * CRYPTO data of their space instead of a bare PING.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "conn_pair.h"
+
+static bool
+both_confirmed(struct pair *p, void *arg)
+{
+	(void)arg;
+	return p->server != NULL &&
+		dpq_conn_handshake_confirmed(p->client) &&
+		dpq_conn_handshake_confirmed(p->server);
+}
+
+/* Virtual time until both sides confirm, with the given datagrams of
+ * each direction dropped (bit i = i-th datagram); UINT64_MAX if never. */
+static uint64_t
+time_to_confirm(uint64_t c2s_drop, uint64_t s2c_drop)
+{
+	struct pair p;
+	uint64_t start, t = UINT64_MAX;
+
+	pair_init(&p, 0, NULL, 10000, 0, 5);
+	p.c2s.drop_mask = c2s_drop;
+	p.s2c.drop_mask = s2c_drop;
+	pair_start(&p);
+	start = p.now;
+	if (pair_run(&p, both_confirmed, NULL, 60000000))
+		t = p.now - start;
+	pair_free(&p);
+	return t;
+}
+
+/*
+ * The ClientHello is lost: the client's probe at its first PTO (about
+ * 1 s with the default initial RTT of 333 ms, RFC 9002 §6.2.2) is an
+ * Initial carrying the ClientHello again, not a PING, so the handshake
+ * completes one PTO plus a round trip later. The same when the server's
+ * whole first flight is lost: its probe carries the flight.
+ */
+static void
+test_first_flight_lost(void **state)
+{
+	uint64_t t;
+
+	(void)state;
+	t = time_to_confirm(1, 0);		/* ClientHello */
+	print_message("ClientHello lost: confirmed after %.3f s\n", t / 1e6);
+	assert_true(t < 1100000);
+	t = time_to_confirm(0, 3);		/* server's first flight */
+	print_message("server flight lost: confirmed after %.3f s\n",
+			t / 1e6);
+	assert_true(t < 1100000);
+	/* both: the client's probe reaches the server after 1 s, whose
+	 * answer is lost again; the server's probe 1 s later carries it */
+	t = time_to_confirm(1, 3);
+	print_message("both lost: confirmed after %.3f s\n", t / 1e6);
+	assert_true(t < 2100000);
+	/* the ClientHello and both probe datagrams of the first PTO are
+	 * lost: the next PTO, after a doubled period, carries it */
+	t = time_to_confirm(7, 0);
+	print_message("ClientHello and its two probes lost: %.3f s\n",
+			t / 1e6);
+	assert_true(t < 3100000);
+}
+
+static void
+test_handshake_30pct(void **state)
+{
+	unsigned int seed, ok = 0, n = 200;
+	uint64_t worst = 0, total = 0;
+
+	(void)state;
+	for (seed = 1; seed <= n; seed++) {
+		struct pair p;
+		uint64_t start;
+
+		pair_init(&p, 0, NULL, 10000, 0.30, seed * 7919);
+		pair_start(&p);
+		start = p.now;
+		if (pair_run(&p, both_confirmed, NULL, 60000000)) {
+			ok++;
+			total += p.now - start;
+			if (p.now - start > worst)
+				worst = p.now - start;
+		} else {
+			print_message("seed %u: not done (client %s, server %s)\n",
+			    seed, dpq_conn_state_str(dpq_conn_state(p.client)),
+			    p.server ? dpq_conn_state_str(
+				    dpq_conn_state(p.server)) : "none");
+		}
+		pair_free(&p);
+	}
+	print_message("30%% loss each way: %u/%u handshakes completed, "
+			"mean %.2f s, worst %.2f s (virtual time)\n", ok, n,
+			ok ? total / 1e6 / ok : 0, worst / 1e6);
+	assert_int_equal(ok, n);
+	/* Bounded: a handful of doubled PTOs, far from the idle timeout. */
+	assert_true(worst < 20000000);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_flight_lost),
+		cmocka_unit_test(test_handshake_30pct),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
