@@ -166,15 +166,13 @@ run_scenario(void **state)
 }
 
 /*
- * A known stall, kept as an expected failure (meson should_fail) until
- * loss recovery fixes it (issue 6 §2): at 10% loss, upload, seed 102, the
- * client's Handshake packet with its Finished is lost while its window is
- * full of 1-RTT packets that the server, still without the Finished,
- * could not process; the PTO probe is a PING, the lost CRYPTO data waits
- * for window that never frees, no timer is armed for the 1-RTT packets
- * before handshake confirmation, and the connection idles out. When this
- * starts passing, meson reports an unexpected pass: move the seed into
- * the suite and delete this.
+ * A stall the suite found (issue 6 §2), kept as a regression test: at 10%
+ * loss, upload, seed 102, the client's Handshake packet with its Finished
+ * is lost while its window is full of 1-RTT packets that the server,
+ * still without the Finished, could not process. The PTO probe used to be
+ * a PING, the lost CRYPTO data waited for window that never freed, and
+ * the connection idled out; now the probe carries the Finished again
+ * (RFC 9002 §6.2.4).
  */
 static void
 known_stall(void **state)
