@@ -130,6 +130,8 @@ struct dpq_open_op {
 	uint16_t pn_offset;	/* in: offset of the packet number field */
 	uint8_t first_byte;	/* out (step 1): unprotected first byte */
 	uint8_t pn_len;		/* out (step 1): 1..4 */
+	uint8_t key_tag;	/* the caller's note of which key it chose
+				 * in step 2 (crypto ignores it) */
 	int status;		/* out: 0, -EINVAL (too short, bad op,
 				 * recovered pn above DPQ_PN_MAX),
 				 * -EBADMSG (authentication failed), -EIO */

@@ -82,8 +82,8 @@ conf_defaults(struct dpq_conn_conf *d, const struct dpq_conn_conf *s)
 		d->max_udp_payload = DPQ_MIN_INITIAL_DATAGRAM;
 }
 
-static struct dpq_pp_key *
-key_alloc(struct dpq_conn *c)
+struct dpq_pp_key *
+dpq_conn_key_alloc(struct dpq_conn *c)
 {
 	/* Keys hold 64-byte aligned ipsec-mb tables; dpq_mem promises only
 	 * malloc alignment, so over-allocate and keep the raw pointer in
@@ -100,8 +100,8 @@ key_alloc(struct dpq_conn *c)
 	return (struct dpq_pp_key *)a;
 }
 
-static void
-key_free(struct dpq_conn *c, struct dpq_pp_key **kp)
+void
+dpq_conn_key_free(struct dpq_conn *c, struct dpq_pp_key **kp)
 {
 	if (*kp == NULL)
 		return;
@@ -182,6 +182,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	memset(c, 0, sizeof(*c));
 	c->mem = *mem;
 	conf_defaults(&c->conf, in->conf);
+	dpq_conn_keys_init(c);
 	c->role = in->conf->role;
 	server = c->role == DPQ_ROLE_SERVER;
 	c->version = c->conf.version;
@@ -211,8 +212,8 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 
 	/* Initial keys from the DCID of the client's Initial (RFC 9001
 	 * §5.2); for a server after Retry that is the Retry's SCID. */
-	c->rx[DPQ_EPOCH_INITIAL] = key_alloc(c);
-	c->tx[DPQ_EPOCH_INITIAL] = key_alloc(c);
+	c->rx[DPQ_EPOCH_INITIAL] = dpq_conn_key_alloc(c);
+	c->tx[DPQ_EPOCH_INITIAL] = dpq_conn_key_alloc(c);
 	if (c->rx[DPQ_EPOCH_INITIAL] == NULL ||
 	    c->tx[DPQ_EPOCH_INITIAL] == NULL) {
 		rc = -ENOMEM;
@@ -276,8 +277,8 @@ fail_bufs:
 		dpq_sendbuf_free(&c->cs[i].sb);
 	}
 fail:
-	key_free(c, &c->rx[DPQ_EPOCH_INITIAL]);
-	key_free(c, &c->tx[DPQ_EPOCH_INITIAL]);
+	dpq_conn_key_free(c, &c->rx[DPQ_EPOCH_INITIAL]);
+	dpq_conn_key_free(c, &c->tx[DPQ_EPOCH_INITIAL]);
 	dpq_mem_free(mem, c);
 	return rc;
 }
@@ -294,11 +295,12 @@ dpq_conn_destroy(struct dpq_conn *c)
 		c->hs_ops->release(c->hs, c);
 	dpq_conn_streams_free(c);
 	dpq_loss_destroy(&c->loss);
+	dpq_conn_keys_free(c);
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
 		dpq_recvbuf_free(&c->cs[i].rb);
 		dpq_sendbuf_free(&c->cs[i].sb);
-		key_free(c, &c->rx[i]);
-		key_free(c, &c->tx[i]);
+		dpq_conn_key_free(c, &c->rx[i]);
+		dpq_conn_key_free(c, &c->tx[i]);
 	}
 	mem = c->mem;
 	dpq_mem_free(&mem, c);
@@ -353,13 +355,13 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 	 * which QUIC forbids (RFC 9001 §6): never swap the keys in use. */
 	if (epoch == DPQ_EPOCH_1RTT && *kp != NULL)
 		return -EALREADY;
-	key_free(c, kp);
-	*kp = key_alloc(c);
+	dpq_conn_key_free(c, kp);
+	*kp = dpq_conn_key_alloc(c);
 	if (*kp == NULL)
 		return -ENOMEM;
 	rc = dpq_pp_key_init(c->crypto, *kp, alg, secret, len);
 	if (rc != 0) {
-		key_free(c, kp);
+		dpq_conn_key_free(c, kp);
 		return rc;
 	}
 	c->cipher_suite = suite;
@@ -531,8 +533,8 @@ dpq_conn_discard_epoch(struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
 		return;
 	c->pns[sp].discarded = true;
 	c->pns[sp].probes = 0;
-	key_free(c, &c->rx[e]);
-	key_free(c, &c->tx[e]);
+	dpq_conn_key_free(c, &c->rx[e]);
+	dpq_conn_key_free(c, &c->tx[e]);
 	dpq_loss_discard_space(&c->loss, &c->cc, sp, now);
 	dpq_sendbuf_discard(&c->cs[e].sb);
 	dpq_recvbuf_discard(&c->cs[e].rb);
@@ -629,6 +631,8 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		t = c->idle_deadline;
 	if (dpq_loss_deadline(&c->loss) < t)
 		t = dpq_loss_deadline(&c->loss);
+	if (dpq_conn_keys_deadline(c) < t)
+		t = dpq_conn_keys_deadline(c);
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
 		uint64_t d;
 
@@ -680,6 +684,7 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 		if (c->trace != NULL)
 			dpq_conn_trace_metrics(c);
 	}
+	dpq_conn_keys_on_timeout(c, now);
 	/* ACK deadlines need no action here: the builder sends what is
 	 * due once now passes them. */
 }
@@ -691,6 +696,7 @@ dpq_conn_tx_done(struct dpq_conn *c, uint64_t now)
 		c->discard_initial_pending = false;
 		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
 	}
+	dpq_conn_keys_tx_done(c);
 }
 
 void
@@ -701,6 +707,7 @@ dpq_conn_poll(struct dpq_conn *c, uint64_t now)
 	dpq_conn_replay_buffered(c, now);
 	if (now >= dpq_conn_next_timeout(c))
 		dpq_conn_on_timeout(c, now);
+	dpq_conn_keys_prepare(c);
 }
 
 void *
@@ -792,4 +799,5 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	st->cwnd = c->cc.cwnd;
 	st->bytes_in_flight = c->cc.bytes_in_flight;
 	st->cipher_suite = c->cipher_suite;
+	st->auth_failures = c->ku.auth_failures;
 }

@@ -117,6 +117,12 @@ struct dpq_conn_conf {
 	/* Source connection ID length we use (server: the shard's router
 	 * reads it back, so all connections of a shard share it). */
 	uint8_t scid_len;		/* 0: 8 */
+	/* Start a 1-RTT key update (RFC 9001 §6) every this many packets
+	 * sent; 0: only before the AEAD's confidentiality limit. */
+	uint64_t key_update_pkts;
+	/* RFC 9001 §6.6 limits, for tests; 0: those of the AEAD. */
+	uint64_t aead_conf_limit;	/* packets sealed with one key */
+	uint64_t aead_integ_limit;	/* packets failing to open */
 };
 
 /* Everything a connection is created with. */
@@ -261,9 +267,17 @@ struct dpq_conn_stats {
 	uint64_t stream_bytes_sent, stream_bytes_recv;
 	uint64_t srtt_us, min_rtt_us, cwnd, bytes_in_flight;
 	uint64_t handshake_us;		/* created → handshake complete */
+	uint64_t key_updates;		/* 1-RTT key updates we started */
+	uint64_t key_updates_peer;	/* ... the peer started */
+	uint64_t auth_failures;		/* packets that failed to open */
 	uint16_t cipher_suite;
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
+
+/* Start a 1-RTT key update (RFC 9001 §6.1) as soon as it is allowed: the
+ * handshake is confirmed and the peer acknowledged the current keys.
+ * Returns 0, -EAGAIN before the handshake is confirmed, -EPIPE closing. */
+int dpq_conn_key_update(struct dpq_conn *c);
 
 /* Close with a transport (app=false) or application error: sends
  * CONNECTION_CLOSE, then closing for 3 PTO (RFC 9000 §10.2). */

@@ -92,6 +92,27 @@ struct dpq_peer_cid {
 	bool sent_on;
 };
 
+/* 1-RTT key update (RFC 9001 §6), conn_keys.c. rx[1RTT] and tx[1RTT] of
+ * struct dpq_conn are the current keys; generation n has key phase n & 1. */
+struct dpq_conn_keys {
+	struct dpq_pp_key *rx_prev;	/* kept ~3 PTO for reordered packets */
+	struct dpq_pp_key *rx_next;	/* derived ahead (§6.3, §9.5) */
+	struct dpq_pp_key *tx_next;
+	struct dpq_pp_key *tx_old;	/* until the burst using it is sealed */
+	uint64_t rx_gen, tx_gen;	/* tx_gen is rx_gen or rx_gen + 1 */
+	uint64_t rx_first_pn;		/* lowest pn opened with rx keys */
+	uint64_t rx_largest_pn;		/* largest pn opened with rx keys */
+	uint64_t rx_prev_deadline;	/* rx_prev goes then */
+	uint64_t tx_first_pn;		/* first pn sealed with tx keys */
+	uint64_t tx_pkts;		/* packets sealed with tx keys */
+	uint64_t confirmed_at;		/* a tx-key packet was acked then;
+					 * UINT64_MAX: not yet (§6.1) */
+	uint64_t auth_failures;		/* whole connection (§6.6) */
+	uint64_t conf_limit, integ_limit;	/* of the AEAD (§6.6) */
+	bool rx_unacked;		/* rx moved on; no ACK sent since */
+	bool requested;			/* dpq_conn_key_update() */
+};
+
 struct dpq_conn {
 	enum dpq_conn_state state;
 	enum dpq_role role;
@@ -122,7 +143,8 @@ struct dpq_conn {
 	/* Keys, per epoch; 1-RTT also has the next generation. */
 	struct dpq_pp_key *rx[DPQ_EPOCH_COUNT];
 	struct dpq_pp_key *tx[DPQ_EPOCH_COUNT];
-	uint8_t key_phase;		/* 1-RTT key phase bit in use */
+	uint8_t key_phase;		/* 1-RTT key phase bit we send */
+	struct dpq_conn_keys ku;
 
 	/* Packet number spaces, recovery, congestion control. */
 	struct dpq_pn_space_state pns[DPQ_PN_SPACE_COUNT];
@@ -256,6 +278,36 @@ void dpq_conn_trace_received(struct dpq_conn *c, enum dpq_epoch e, uint64_t pn,
 void dpq_conn_trace_lost(struct dpq_conn *c, enum dpq_pn_space sp,
 		const struct dpq_sent_pkt *pkt);
 void dpq_conn_trace_metrics(struct dpq_conn *c);
+
+struct dpq_pp_key *dpq_conn_key_alloc(struct dpq_conn *c);
+void dpq_conn_key_free(struct dpq_conn *c, struct dpq_pp_key **kp);
+
+/* conn_keys.c: 1-RTT key update (RFC 9001 §6) and AEAD limits (§6.6). */
+void dpq_conn_keys_init(struct dpq_conn *c);
+void dpq_conn_keys_free(struct dpq_conn *c);
+/* Derive the next generation where it is missing: never while a packet
+ * is being opened (§9.5), so the first packet of a new key phase takes
+ * as long to open as any other. */
+void dpq_conn_keys_prepare(struct dpq_conn *c);
+/* Pick the key for a 1-RTT packet whose header protection is off. */
+void dpq_conn_keys_select(struct dpq_conn *c, struct dpq_open_op *op);
+/* A 1-RTT packet opened: 0, a transport error (closing), or -ENOKEY
+ * (drop it). Follows a key update the peer started (§6.2). */
+int dpq_conn_keys_on_open(struct dpq_conn *c, const struct dpq_open_op *op,
+		uint64_t now);
+void dpq_conn_keys_on_auth_fail(struct dpq_conn *c);
+/* Builder: a 1-RTT packet with number pn is sealed with tx keys; an ACK
+ * frame went into a 1-RTT packet. */
+void dpq_conn_keys_on_sent(struct dpq_conn *c, uint64_t pn);
+void dpq_conn_keys_on_ack_sent(struct dpq_conn *c);
+/* The peer acknowledged 1-RTT packets up to largest. */
+void dpq_conn_keys_on_acked(struct dpq_conn *c, uint64_t largest,
+		uint64_t now);
+/* Before building: start a key update that is due and allowed. */
+void dpq_conn_keys_tx_check(struct dpq_conn *c, uint64_t now);
+void dpq_conn_keys_tx_done(struct dpq_conn *c);
+uint64_t dpq_conn_keys_deadline(const struct dpq_conn *c);
+void dpq_conn_keys_on_timeout(struct dpq_conn *c, uint64_t now);
 
 /* conn_stream.c */
 struct dpq_qstream *dpq_conn_stream_find(struct dpq_conn *c, uint64_t id);

@@ -79,6 +79,8 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 		c->pns[sp].probes = 0;
 	if (c->trace != NULL)
 		dpq_conn_trace_metrics(c);
+	if (sp == DPQ_PN_SPACE_APP)
+		dpq_conn_keys_on_acked(c, ranges[0].largest, now);
 	/* Decided inside the loss callbacks, done here: they must not call
 	 * back into loss recovery. */
 	if (c->confirm_pending) {
@@ -470,6 +472,8 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 	enum dpq_epoch e;
 	int rc;
 
+	/* Key work between packets, never while one is opened (§9.5). */
+	dpq_conn_keys_prepare(c);
 	rc = dpq_pkt_parse(pkt, pkt + len, c->scid.len, h);
 	if (rc != 0)
 		return rc;
@@ -500,13 +504,10 @@ dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 {
 	if (op->status != 0)
 		return op->status;
-	/* RFC 9001 §6: a key phase we do not use means a key update, which
-	 * this version does not perform: such packets fail to open. */
-	if (h->type == DPQ_PKT_1RTT &&
-	    dpq_pkt_key_phase(op->first_byte) != c->key_phase) {
-		op->status = -ENOKEY;
-		return op->status;
-	}
+	/* RFC 9001 §6: the key phase bit and packet number choose among
+	 * the previous, current and next 1-RTT keys. */
+	if (h->type == DPQ_PKT_1RTT)
+		dpq_conn_keys_select(c, op);
 	return 0;
 }
 
@@ -548,6 +549,11 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	}
 	if (dpq_ackr_is_duplicate(&c->pns[sp].ackr, op->pn))
 		return -EALREADY;	/* §12.3 */
+	if (e == DPQ_EPOCH_1RTT) {
+		rc = dpq_conn_keys_on_open(c, op, now);
+		if (rc != 0)
+			return rc;
+	}
 
 	if (c->role == DPQ_ROLE_CLIENT && h->type == DPQ_PKT_INITIAL) {
 		struct dpq_cid scid;
@@ -671,6 +677,9 @@ void
 dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 		uint64_t now)
 {
+	if (dpq_conn_is_closing(c))
+		return;
+	dpq_conn_keys_on_auth_fail(c);
 	if (dpq_conn_is_closing(c) || !is_stateless_reset(c, pkt, len))
 		return;
 	c->close.remote = true;
@@ -727,6 +736,8 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 		if (h->type == DPQ_PKT_1RTT) {
 			dpq_conn_rx_failed(c, pkt, left, now);
 			*stop = c->state >= DPQ_CONN_DRAINING;
+		} else if (op.status == -EBADMSG) {
+			dpq_conn_keys_on_auth_fail(c);
 		}
 		return RX_DROPPED;
 	}

@@ -127,6 +127,8 @@ write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 			rec_add(b, DPQ_SENT_REC_ACK)->ack.largest =
 				ranges[0].largest;
 			dpq_ackr_on_ack_sent(a);
+			if (b->e == DPQ_EPOCH_1RTT)
+				dpq_conn_keys_on_ack_sent(c);
 			return;
 		}
 		n--;
@@ -537,6 +539,8 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	op->pn_offset = (uint16_t)b->pn_offset;
 	op->pn_len = (uint8_t)b->pn_len;
 	c->pns[b->sp].next_pn++;
+	if (b->e == DPQ_EPOCH_1RTT)
+		dpq_conn_keys_on_sent(c, b->pn);
 	len += DPQ_CRYPTO_TAG_LEN;
 	c->stats.pkts_sent++;
 	if (c->trace != NULL)
@@ -670,6 +674,10 @@ dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	 * this burst still point at them (deferred work: dpq_conn_poll). */
 	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
 		return 0;
+	/* A key update that is due starts here (RFC 9001 §6.1); the old
+	 * write keys stay until dpq_conn_tx_done(). */
+	dpq_conn_keys_prepare(c);
+	dpq_conn_keys_tx_check(c, now);
 	if (limit > c->max_udp_payload)
 		limit = c->max_udp_payload;
 	if (c->role == DPQ_ROLE_SERVER && !c->address_validated) {
