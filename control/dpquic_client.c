@@ -15,6 +15,9 @@
  *     --timeout S         give up after S seconds (30)
  *     --verify [--ca F]   verify the server certificate (off by default:
  *                         dpquicd's default certificate is self-signed)
+ *     --key-update N      start a 1-RTT key update (RFC 9001 §6) every N
+ *                         packets sent (0, the default: only before the
+ *                         AEAD's limit)
  *
  * Prints the handshake time, bytes and goodput. Exit status 0 when every
  * file arrived complete, 1 otherwise, 2 for usage errors. The handshake
@@ -54,7 +57,8 @@ usage(void)
 		"usage: dpquic-client [EAL args --] [options] IP:PORT PATH...\n"
 		"  --dpdk LOCAL_IP  --prefix LEN  --gateway IP  --port-id P\n"
 		"  --out DIR  --sha256  --ciphers NAME  --alpn NAME\n"
-		"  --keylog FILE  --timeout S  --verify [--ca FILE]\n");
+		"  --keylog FILE  --timeout S  --verify [--ca FILE]\n"
+		"  --key-update N   start a key update every N packets\n");
 }
 
 /* ---- the hq-interop client's sinks ------------------------------------ */
@@ -168,6 +172,9 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 		secs > 0 ? (double)bytes * 8 / secs / 1e9 : 0.0,
 		(unsigned long)cs->pkts_sent, (unsigned long)cs->pkts_recv,
 		(unsigned long)cs->pkts_lost);
+	printf("key_updates %lu by_peer %lu\n",
+		(unsigned long)cs->key_updates,
+		(unsigned long)cs->key_updates_peer);
 	printf("files_ok %u/%u\n", ok, f->n);
 	return ok == f->n;
 }
@@ -217,6 +224,7 @@ main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "verify", no_argument, NULL, 'v' },
 		{ "ca", required_argument, NULL, 'C' },
+		{ "key-update", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -238,7 +246,8 @@ main(int argc, char **argv)
 	uint16_t suite = 0, port_id = 0;
 	uint8_t prefix = 0;
 	double timeout = 30;
-	uint64_t t0, deadline, handle;
+	uint64_t t0, deadline, handle, key_update = 0;
+	char *end;
 	int c, n, rc = 1;
 
 	if (has_eal_args(argc, argv)) {
@@ -282,6 +291,17 @@ main(int argc, char **argv)
 		case 't': timeout = atof(optarg); break;
 		case 'v': tc.verify = true; break;
 		case 'C': tc.ca_file = optarg; break;
+		case 'U':
+			errno = 0;
+			key_update = strtoull(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || optarg[0] == '-' ||
+			    optarg[0] == '\0') {
+				fprintf(stderr, "dpquic-client: --key-update "
+					"wants a packet count, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		default:
 			usage();
 			return 2;
@@ -369,6 +389,7 @@ main(int argc, char **argv)
 	sc.conn.role = DPQ_ROLE_CLIENT;
 	sc.conn.max_data = 16 << 20;
 	sc.conn.max_stream_data = 8 << 20;
+	sc.conn.key_update_pkts = key_update;
 	sc.hs.ops = &dpq_hs_direct_ops;
 	sc.hs.hs = tls;
 	sc.hs.attach = hs_attach;

@@ -91,6 +91,7 @@ struct hq_client {
 	uint64_t timeout_ns;
 	uint64_t idle_ns;
 	uint64_t initial_rtt_ns;
+	uint64_t key_update_pkts;	/* start a key update every N, 0 off */
 
 	int fd;
 	struct sockaddr_storage local, remote;
@@ -112,6 +113,9 @@ struct hq_client {
 	int local_liberr;		/* why we closed it, 0 if the peer did */
 	uint64_t t_start, t_hs, t_end;
 	uint64_t total_bytes;
+	/* RFC 9001 §6: updates this client started; keys ngtcp2 derived
+	 * (one generation per update, whichever side started it). */
+	uint64_t ku_started, ku_derived, ku_pkts;
 
 	uint8_t txbuf[HQ_TX_BUF];
 	size_t txpending;		/* bytes in txbuf awaiting POLLOUT */
@@ -157,6 +161,7 @@ usage(void)
 		"  --timeout SEC    give up after SEC seconds (default 30)\n"
 		"  --idle-timeout SEC  QUIC max_idle_timeout (default 30)\n"
 		"  --initial-rtt MS  initial RTT estimate (default 333, RFC 9002)\n"
+		"  --key-update N   start a 1-RTT key update every N packets\n"
 		"  -v, --verbose    ngtcp2 debug log on stderr\n"
 		"exit: 0 ok, 1 request failed, 2 usage, 3 connection failed, "
 		"4 timeout\n");
@@ -587,6 +592,20 @@ close_with_error(struct hq_client *c, int liberr)
 	return 0;
 }
 
+/* --key-update N: ask for an update every N packets sent; ngtcp2 refuses
+ * (NGTCP2_ERR_INVALID_STATE) until the previous one is confirmed. */
+static void
+maybe_key_update(struct hq_client *c, uint64_t ts)
+{
+	if (c->key_update_pkts == 0 || !c->hs_done ||
+	    c->ku_pkts < c->key_update_pkts)
+		return;
+	if (ngtcp2_conn_initiate_key_update(c->conn, ts) == 0) {
+		c->ku_started++;
+		c->ku_pkts = 0;
+	}
+}
+
 static int
 write_pkts(struct hq_client *c)
 {
@@ -660,6 +679,8 @@ write_pkts(struct hq_client *c)
 		if (rv < 0)
 			return -1;
 		npkts++;
+		c->ku_pkts++;
+		maybe_key_update(c, ts);
 		if (rv > 0)
 			break;
 	}
@@ -755,6 +776,25 @@ socket_setup(struct hq_client *c)
 	return 0;
 }
 
+/* ngtcp2 derives the next 1-RTT keys here after each key update (RFC
+ * 9001 §6), whichever side started it: count them. */
+static int
+update_key_cb(ngtcp2_conn *conn, uint8_t *rx_secret, uint8_t *tx_secret,
+	      ngtcp2_crypto_aead_ctx *rx_aead_ctx, uint8_t *rx_iv,
+	      ngtcp2_crypto_aead_ctx *tx_aead_ctx, uint8_t *tx_iv,
+	      const uint8_t *current_rx_secret,
+	      const uint8_t *current_tx_secret, size_t secretlen,
+	      void *user_data)
+{
+	struct hq_client *c = user_data;
+
+	c->ku_derived++;
+	return ngtcp2_crypto_update_key_cb(conn, rx_secret, tx_secret,
+			rx_aead_ctx, rx_iv, tx_aead_ctx, tx_iv,
+			current_rx_secret, current_tx_secret, secretlen,
+			user_data);
+}
+
 static int
 conn_setup(struct hq_client *c)
 {
@@ -765,7 +805,7 @@ conn_setup(struct hq_client *c)
 		.decrypt = ngtcp2_crypto_decrypt_cb,
 		.hp_mask = ngtcp2_crypto_hp_mask_cb,
 		.recv_retry = recv_retry_cb,
-		.update_key = ngtcp2_crypto_update_key_cb,
+		.update_key = update_key_cb,
 		.delete_crypto_aead_ctx =
 			ngtcp2_crypto_delete_crypto_aead_ctx_cb,
 		.delete_crypto_cipher_ctx =
@@ -857,6 +897,7 @@ main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"idle-timeout", required_argument, NULL, 'i'},
 		{"initial-rtt", required_argument, NULL, 'R'},
+		{"key-update", required_argument, NULL, 'U'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -896,6 +937,12 @@ main(int argc, char **argv)
 			if (*end != '\0' || !(secs > 0) || secs > 10000)
 				die_usage("bad --initial-rtt '%s'", optarg);
 			c->initial_rtt_ns = (uint64_t)(secs * 1e6);
+			break;
+		case 'U':
+			c->key_update_pkts = strtoull(optarg, &end, 10);
+			if (*end != '\0' || c->key_update_pkts == 0 ||
+			    optarg[0] == '-')
+				die_usage("bad --key-update '%s'", optarg);
 			break;
 		case 't':
 		case 'i':
@@ -1048,6 +1095,8 @@ main(int argc, char **argv)
 		}
 	}
 	printf("retry %s\n", c->retry_seen ? "yes" : "no");
+	printf("key_updates started %" PRIu64 " keys_derived %" PRIu64 "\n",
+	       c->ku_started, c->ku_derived);
 	if (c->hs_done) {
 		char *alpn_s = NULL;
 		gnutls_datum_t alpn;

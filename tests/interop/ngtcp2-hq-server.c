@@ -116,6 +116,9 @@ struct hq_conn {
 	struct hq_stream *streams;
 	uint64_t bytes_sent, nreq;
 	uint64_t t_start;
+	/* RFC 9001 §6: updates this server started; keys ngtcp2 derived
+	 * (one generation per update, whichever side started it). */
+	uint64_t ku_started, ku_derived, ku_pkts;
 };
 
 struct hq_server {
@@ -123,6 +126,7 @@ struct hq_server {
 	const char *keylog_path;
 	int retry, verbose;
 	uint64_t timeout_ns, idle_ns, initial_rtt_ns;
+	uint64_t key_update_pkts;	/* start a key update every N, 0 off */
 	char rootreal[PATH_MAX];
 	size_t rootlen;
 	int fd;
@@ -177,6 +181,7 @@ usage(void)
 		"  --timeout SEC    exit after SEC seconds (default 30)\n"
 		"  --idle-timeout SEC  QUIC max_idle_timeout (default 30)\n"
 		"  --initial-rtt MS  initial RTT estimate (default 333, RFC 9002)\n"
+		"  --key-update N   start a 1-RTT key update every N packets\n"
 		"  -v, --verbose    ngtcp2 debug log on stderr\n"
 		"exit: 0 timeout/SIGTERM, 2 usage, 3 setup failure\n");
 	exit(2);
@@ -700,7 +705,9 @@ static void
 conn_done(struct hq_conn *hc, const char *why)
 {
 	printf("conn %u closed: %s (requests %" PRIu64 ", bytes %" PRIu64
-	       ")\n", hc->id, why, hc->nreq, hc->bytes_sent);
+	       ", key updates started %" PRIu64 " keys derived %" PRIu64
+	       ")\n", hc->id, why, hc->nreq, hc->bytes_sent, hc->ku_started,
+	       hc->ku_derived);
 	conn_free(hc);
 }
 
@@ -802,6 +809,20 @@ next_sendable(struct hq_conn *hc, struct hq_stream *after)
 	return NULL;
 }
 
+/* --key-update N: ask for an update every N packets sent; ngtcp2 refuses
+ * (NGTCP2_ERR_INVALID_STATE) until the previous one is confirmed. */
+static void
+maybe_key_update(struct hq_conn *hc, uint64_t ts)
+{
+	if (hc->srv->key_update_pkts == 0 || !hc->hs_done ||
+	    hc->ku_pkts < hc->srv->key_update_pkts)
+		return;
+	if (ngtcp2_conn_initiate_key_update(hc->conn, ts) == 0) {
+		hc->ku_started++;
+		hc->ku_pkts = 0;
+	}
+}
+
 /* Write up to HQ_TX_BURST packets for |hc|.  Returns 0, or -1 if the
  * connection was closed. */
 static int
@@ -881,6 +902,8 @@ conn_write(struct hq_conn *hc)
 				(size_t)n) != 0)
 			break;
 		npkts++;
+		hc->ku_pkts++;
+		maybe_key_update(hc, ts);
 	}
 	if (npkts == HQ_TX_BURST)
 		s->busy = 1;
@@ -955,6 +978,25 @@ send_invalid_token_close(struct hq_server *s, const ngtcp2_pkt_hd *hd,
 		(void)sendto_peer(s, from, fromlen, s->txbuf, (size_t)n);
 }
 
+/* ngtcp2 derives the next 1-RTT keys here after each key update (RFC
+ * 9001 §6), whichever side started it: count them. */
+static int
+update_key_cb(ngtcp2_conn *conn, uint8_t *rx_secret, uint8_t *tx_secret,
+	      ngtcp2_crypto_aead_ctx *rx_aead_ctx, uint8_t *rx_iv,
+	      ngtcp2_crypto_aead_ctx *tx_aead_ctx, uint8_t *tx_iv,
+	      const uint8_t *current_rx_secret,
+	      const uint8_t *current_tx_secret, size_t secretlen,
+	      void *user_data)
+{
+	struct hq_conn *hc = user_data;
+
+	hc->ku_derived++;
+	return ngtcp2_crypto_update_key_cb(conn, rx_secret, tx_secret,
+			rx_aead_ctx, rx_iv, tx_aead_ctx, tx_iv,
+			current_rx_secret, current_tx_secret, secretlen,
+			user_data);
+}
+
 static struct hq_conn *
 conn_accept(struct hq_server *s, const uint8_t *pkt, size_t len,
 	    const struct sockaddr_storage *from, socklen_t fromlen)
@@ -965,7 +1007,7 @@ conn_accept(struct hq_server *s, const uint8_t *pkt, size_t len,
 		.encrypt = ngtcp2_crypto_encrypt_cb,
 		.decrypt = ngtcp2_crypto_decrypt_cb,
 		.hp_mask = ngtcp2_crypto_hp_mask_cb,
-		.update_key = ngtcp2_crypto_update_key_cb,
+		.update_key = update_key_cb,
 		.delete_crypto_aead_ctx =
 			ngtcp2_crypto_delete_crypto_aead_ctx_cb,
 		.delete_crypto_cipher_ctx =
@@ -1346,6 +1388,7 @@ main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"idle-timeout", required_argument, NULL, 'i'},
 		{"initial-rtt", required_argument, NULL, 'R'},
+		{"key-update", required_argument, NULL, 'U'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1375,6 +1418,12 @@ main(int argc, char **argv)
 			if (*end != '\0' || !(secs > 0) || secs > 10000)
 				die_usage("bad --initial-rtt '%s'", optarg);
 			s->initial_rtt_ns = (uint64_t)(secs * 1e6);
+			break;
+		case 'U':
+			s->key_update_pkts = strtoull(optarg, &end, 10);
+			if (*end != '\0' || s->key_update_pkts == 0 ||
+			    optarg[0] == '-')
+				die_usage("bad --key-update '%s'", optarg);
 			break;
 		case 't':
 		case 'i':
