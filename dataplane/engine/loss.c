@@ -790,6 +790,44 @@ dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
 	return n;
 }
 
+bool
+dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
+		enum dpq_pn_space space, uint64_t pn, uint64_t now)
+{
+	struct dpq_loss_space *s;
+	struct dpq_sentmap_iter it;
+	struct dpq_sent_pkt *p;
+
+	if ((unsigned int)space >= DPQ_PN_SPACE_COUNT)
+		return false;
+	s = &l->sp[space];
+	if (!s->active)
+		return false;
+	for (p = dpq_sentmap_first(&s->sent, &it); p != NULL && p->pn < pn;
+	     p = dpq_sentmap_next(&s->sent, &it))
+		;
+	if (p == NULL || p->pn != pn || !is_outstanding(p) ||
+	    !(p->flags & DPQ_SENT_IN_FLIGHT))
+		return false;
+	l->stats.recovered++;
+	/* Not undoable: the packet really was lost on the path. */
+	episode_on_loss(l, p->time_sent, false, now);
+	if (cc != NULL) {
+		struct dpq_cc_loss ev = {
+			.now = now,
+			.packets_lost = 1,
+			.largest_sent_time = p->time_sent,
+			.rtt = &l->rtt,
+			.delivered = l->rate.delivered,
+			.lost = l->rate.lost,
+		};
+
+		/* bytes_lost 0: the packet stays in flight until acked. */
+		dpq_cc_on_loss(cc, &ev);
+	}
+	return true;
+}
+
 void
 dpq_loss_on_path_change(struct dpq_loss *l, struct dpq_cc *cc,
 		uint64_t initial_rtt, uint64_t now)

@@ -152,6 +152,7 @@ struct dpq_loss_stats {
 	uint64_t undos;			/* episodes found spurious, undone */
 	uint64_t persistent;		/* persistent congestion declared */
 	uint64_t requeued;		/* packets whose data a probe resent */
+	uint64_t recovered;		/* reported rebuilt by the peer's FEC */
 };
 
 struct dpq_loss {
@@ -310,6 +311,19 @@ void dpq_loss_set_amplification_limited(struct dpq_loss *l, bool limited,
  * of the idle and closing timeouts (RFC 9000 §10.1, §10.2: 3 * PTO).
  */
 uint64_t dpq_loss_pto(const struct dpq_loss *l, enum dpq_pn_space space);
+
+/*
+ * The peer rebuilt packet pn of space from XOR-FEC repair data instead of
+ * receiving it (RECOVERED frame, docs/fec.md §5, §8): the path dropped
+ * it, so congestion control reacts as to a loss of a packet sent then
+ * (a congestion event, one reduction per recovery period, RFC 9002
+ * §7.3.2), but the packet stays in flight and its frames are not
+ * re-queued: the peer acknowledges it. Returns true if pn was still
+ * outstanding; packet numbers already acknowledged, declared lost or
+ * never sent change nothing.
+ */
+bool dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
+		enum dpq_pn_space space, uint64_t pn, uint64_t now);
 
 /*
  * The path changed (RFC 9000 §9.4): RTT estimate back to initial_rtt (us,

@@ -499,6 +499,51 @@ test_ecn_ce(void **state)
 	fx_fini(&f);
 }
 
+/* docs/fec.md §8: a packet the peer rebuilt from FEC is a congestion
+ * event like a loss, dated by its send time, but stays in flight, is not
+ * reported lost and is acknowledged normally afterwards. */
+static void
+test_fec_recovered(void **state)
+{
+	struct fx f;
+	struct dpq_loss_ack_info info;
+	uint64_t flight;
+
+	(void)state;
+	fx_init(&f, true, true);
+	send(&f, DPQ_PN_SPACE_APP, 0, 0);
+	send(&f, DPQ_PN_SPACE_APP, 1, 1 * MS);
+	send(&f, DPQ_PN_SPACE_APP, 2, 2 * MS);
+	flight = f.cc.bytes_in_flight;
+	assert_true(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 1,
+			30 * MS));
+	assert_int_equal(f.cc.cwnd, 6000);	/* halved, as for a loss */
+	assert_int_equal(f.cc.bytes_in_flight, flight);
+	assert_int_equal(f.seen.nlost, 0);
+	assert_int_equal(f.l.stats.recovered, 1);
+	/* Another in the same recovery period: no second reduction. */
+	assert_true(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 2,
+			31 * MS));
+	assert_int_equal(f.cc.cwnd, 6000);
+	/* Unknown packet numbers and other spaces change nothing. */
+	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 9,
+			32 * MS));
+	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_INITIAL,
+			1, 32 * MS));
+	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_COUNT,
+			1, 32 * MS));
+	/* The ACK that follows acknowledges them: data not re-queued. */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 2, 40 * MS, &info), 0);
+	assert_int_equal(info.packets_acked, 3);
+	assert_int_equal(info.packets_lost, 0);
+	assert_int_equal(f.cc.bytes_in_flight, 0);
+	/* Once acknowledged, a late report is ignored. */
+	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 1,
+			41 * MS));
+	assert_int_equal(f.l.stats.recovered, 2);
+	fx_fini(&f);
+}
+
 /*
  * §7.6.2 persistent congestion. First RTT sample 100 ms at t = 100 ms
  * (pn 0), so the duration is (100 + 200 + 25) * 3 = 975 ms, give or take
@@ -805,6 +850,7 @@ main(void)
 		cmocka_unit_test(test_spurious_partial),
 		cmocka_unit_test(test_spurious_not_after_ce),
 		cmocka_unit_test(test_lost_kept_then_forgotten),
+		cmocka_unit_test(test_fec_recovered),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
