@@ -37,6 +37,7 @@
 #include <rte_errno.h>
 
 #include "control/tls/hs_direct.h"
+#include "dataplane/engine/errors.h"
 #include "dataplane/app/hq_client.h"
 #include "dataplane/shard/shard.h"
 #include "dpquic/driver.h"
@@ -179,6 +180,36 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 	return ok == f->n;
 }
 
+/* Why the connection ended, in words: who closed it, the code's name
+ * and the peer's reason phrase (RFC 9000 §19.19, §20). */
+static void
+report_close(const struct dpq_conn_close_info *ci)
+{
+	const char *who = ci->remote ? "the server closed the connection" :
+		"the connection was closed";
+	char code[64];
+
+	if (ci->idle) {
+		fprintf(stderr, "dpquic-client: the connection timed out (no "
+			"packet from the server within the idle timeout)\n");
+		return;
+	}
+	if (ci->app)
+		snprintf(code, sizeof(code), "application error 0x%llx",
+			(unsigned long long)ci->error_code);
+	else if (ci->error_code >= 0x100 && ci->error_code <= 0x1ff)
+		snprintf(code, sizeof(code), "TLS alert %llu (CRYPTO_ERROR "
+			"0x%llx)", (unsigned long long)(ci->error_code -
+			0x100), (unsigned long long)ci->error_code);
+	else
+		snprintf(code, sizeof(code), "%s (0x%llx)",
+			dpq_transport_error_str(ci->error_code),
+			(unsigned long long)ci->error_code);
+	fprintf(stderr, "dpquic-client: %s: %s%s%s%s\n", who, code,
+		ci->reason[0] ? ": \"" : "", ci->reason,
+		ci->reason[0] ? "\"" : "");
+}
+
 static int
 hs_attach(void *arg, struct dpq_conn *c, uint64_t handle)
 {
@@ -248,6 +279,8 @@ main(int argc, char **argv)
 	double timeout = 30;
 	uint64_t t0, deadline, handle, key_update = 0;
 	char *end;
+	struct dpq_conn_close_info close_info = { 0 };
+	bool closed = false;
 	int c, n, rc = 1;
 
 	if (has_eal_args(argc, argv)) {
@@ -421,10 +454,17 @@ main(int argc, char **argv)
 		if (conn != NULL) {
 			dpq_hq_client_poll(hc, conn);
 			dpq_conn_get_stats(conn, &cstats);
+			if (!closed &&
+			    dpq_conn_state(conn) >= DPQ_CONN_CLOSING) {
+				closed = true;
+				close_info = *dpq_conn_close_info(conn);
+			}
 		}
 	}
 	conn = dpq_shard_conn_by_handle(shard, handle);
-	if (conn == NULL && !dpq_hq_client_done(hc))
+	if (closed && !dpq_hq_client_done(hc))
+		report_close(&close_info);
+	else if (conn == NULL && !dpq_hq_client_done(hc))
 		fprintf(stderr, "dpquic-client: the connection closed early\n");
 	rc = report(hc, &fetch, &cstats, t0, dpq_shard_now_us()) ? 0 : 1;
 	/* Close politely: CONNECTION_CLOSE (no error), sent at once. */

@@ -45,7 +45,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-"usage: %s [-s SOCKET] [-r|--json] [-t MS] COMMAND [key=value ...]\n"
+"usage: %s [-s SOCKET] [-r|--json] [-t MS] COMMAND [ARG ...] [key=value ...]\n"
 "\n"
 "Send COMMAND to dpquicd's control socket and print the reply.\n"
 "\n"
@@ -55,8 +55,9 @@ usage(FILE *f)
 "  -t, --timeout MS    give up after MS milliseconds (default %d)\n"
 "  -h, --help          this text\n"
 "\n"
-"key=value pairs become request members: decimal integers and true/false\n"
-"are sent as JSON integers and booleans, other values as strings.\n"
+"key=value pairs become request members, other arguments the \"args\" list\n"
+"(`dpquic-ctl drain 30`, `dpquic-ctl conn ID`): decimal integers and\n"
+"true/false are sent as JSON integers and booleans, other values as strings.\n"
 "`%s help` lists the daemon's commands.\n"
 "\n"
 "Exit status: 0 reply ok:true, 1 reply ok:false, 2 usage, connection or\n"
@@ -134,21 +135,43 @@ put_value(struct dpq_json_w *w, const char *v)
 static int
 build_request(struct dpq_json_w *w, const char *cmd, int argc, char **argv)
 {
-	int i, j;
+	int i, j, npos = 0;
 
 	dpq_json_w_obj_begin(w);
 	dpq_json_w_kstr(w, "cmd", cmd);
+	/* Positional arguments (`drain 30`, `conn ID`) go into "args". */
+	for (i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (eq == argv[i]) {
+			errmsg("argument \"%s\" has no key before '='",
+				argv[i]);
+			return -EINVAL;
+		}
+		if (eq != NULL)
+			continue;
+		if (npos++ == 0) {
+			dpq_json_w_key(w, "args");
+			dpq_json_w_arr_begin(w);
+		}
+		if (put_value(w, argv[i]) < 0) {
+			errmsg("argument \"%s\" is outside the 64-bit "
+				"integer range", argv[i]);
+			return -ERANGE;
+		}
+	}
+	if (npos > 0)
+		dpq_json_w_arr_end(w);
 	for (i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 		size_t klen;
 
-		if (eq == NULL || eq == argv[i]) {
-			errmsg("argument \"%s\" is not key=value", argv[i]);
-			return -EINVAL;
-		}
+		if (eq == NULL || eq == argv[i])
+			continue;
 		klen = (size_t)(eq - argv[i]);
-		if (klen == 3 && memcmp(argv[i], "cmd", 3) == 0) {
-			errmsg("\"cmd\" is reserved: give the command first");
+		if ((klen == 3 && memcmp(argv[i], "cmd", 3) == 0) ||
+		    (klen == 4 && memcmp(argv[i], "args", 4) == 0)) {
+			errmsg("\"%.*s\" is reserved", (int)klen, argv[i]);
 			return -EINVAL;
 		}
 		for (j = 0; j < i; j++)

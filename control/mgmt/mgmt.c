@@ -60,7 +60,20 @@ struct hs_entry {
 	bool complete_sent;
 	/* A reply could not be posted (backlog overflow): fail. */
 	bool broken;
+	int8_t ctx_slot;		/* server: m->ctxs[] it uses; -1 none */
 	uint32_t next_free;
+};
+
+/*
+ * Server TLS contexts: the current one and those a reload replaced that
+ * handshakes still use (their GnuTLS sessions point into them). A
+ * replaced context is destroyed when its last handshake ends.
+ */
+#define MGMT_CTX_SLOTS	8
+struct mgmt_ctx {
+	struct dpq_tls_ctx *ctx;
+	uint32_t refs;			/* handshakes using it */
+	bool owned;			/* destroyed by the service */
 };
 
 struct dpq_mgmt {
@@ -76,6 +89,10 @@ struct dpq_mgmt {
 	pthread_t thread;
 	bool running;
 	int stop;
+	struct mgmt_ctx ctxs[MGMT_CTX_SLOTS];
+	int cur_ctx;			/* -1: no server context */
+	struct dpq_tls_ctx *pending_ctx;	/* set by any thread */
+	uint64_t ctx_swaps;
 };
 
 static unsigned int instance_seq;
@@ -131,6 +148,7 @@ entry_add(struct dpq_mgmt *m, uint64_t handle, struct mgmt_shard *sh)
 	e->handle = handle;
 	e->m = m;
 	e->sh = sh;
+	e->ctx_slot = -1;
 	e->next_free = ENTRY_NONE;
 	/* The table holds at most half the slots: a free one exists. */
 	for (i = hash_home(m, handle); m->hidx[i] != 0; i = (i + 1) & mask)
@@ -141,6 +159,76 @@ entry_add(struct dpq_mgmt *m, uint64_t handle, struct mgmt_shard *sh)
 	return e;
 }
 
+/* ---- server TLS contexts (mgmt only) ------------------------------------ */
+
+static void
+ctx_unref(struct dpq_mgmt *m, int slot)
+{
+	struct mgmt_ctx *mc = &m->ctxs[slot];
+
+	if (mc->refs > 0)
+		mc->refs--;
+	if (mc->refs == 0 && slot != m->cur_ctx && mc->ctx != NULL) {
+		if (mc->owned)
+			dpq_tls_ctx_destroy(mc->ctx);
+		mc->ctx = NULL;
+	}
+}
+
+/* Take a context handed over by dpq_mgmt_set_server_ctx(). */
+static void
+ctx_adopt(struct dpq_mgmt *m)
+{
+	struct dpq_tls_ctx *p = __atomic_load_n(&m->pending_ctx,
+			__ATOMIC_ACQUIRE);
+	int i, old = m->cur_ctx;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < MGMT_CTX_SLOTS; i++)
+		if (m->ctxs[i].ctx == NULL)
+			break;
+	if (i == MGMT_CTX_SLOTS)
+		return;	/* replaced ones still busy: adopt on a later poll */
+	m->ctxs[i].ctx = p;
+	m->ctxs[i].refs = 0;
+	m->ctxs[i].owned = true;
+	m->cur_ctx = i;
+	if (old >= 0) {
+		/* From now on the service owns the one it replaces. */
+		m->ctxs[old].owned = true;
+		m->ctxs[old].refs++;
+		ctx_unref(m, old);
+	}
+	__atomic_store_n(&m->ctx_swaps, m->ctx_swaps + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->pending_ctx, NULL, __ATOMIC_RELEASE);
+}
+
+int
+dpq_mgmt_set_server_ctx(struct dpq_mgmt *m, struct dpq_tls_ctx *ctx)
+{
+	struct dpq_tls_ctx *none = NULL;
+
+	if (m == NULL || ctx == NULL)
+		return -EINVAL;
+	if (!__atomic_compare_exchange_n(&m->pending_ctx, &none, ctx, false,
+			__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return -EBUSY;
+	return 0;
+}
+
+bool
+dpq_mgmt_server_ctx_pending(const struct dpq_mgmt *m)
+{
+	return __atomic_load_n(&m->pending_ctx, __ATOMIC_ACQUIRE) != NULL;
+}
+
+uint64_t
+dpq_mgmt_server_ctx_swaps(const struct dpq_mgmt *m)
+{
+	return __atomic_load_n(&m->ctx_swaps, __ATOMIC_RELAXED);
+}
+
 static void
 entry_free(struct dpq_mgmt *m, struct hs_entry *e)
 {
@@ -148,6 +236,9 @@ entry_free(struct dpq_mgmt *m, struct hs_entry *e)
 
 	dpq_tls_free(e->tls);
 	e->tls = NULL;
+	if (e->ctx_slot >= 0)
+		ctx_unref(m, e->ctx_slot);
+	e->ctx_slot = -1;
 	if (i != UINT32_MAX) {
 		/* Backward-shift deletion keeps every probe chain intact. */
 		m->hidx[i] = 0;
@@ -399,8 +490,8 @@ req_new(struct dpq_mgmt *m, struct mgmt_shard *sh,
 		DPQ_HS_STAT_ADD(sh->bad, 1);
 		return;
 	}
-	ctx = req->role == DPQ_ROLE_SERVER ? m->conf.server_ctx :
-		m->conf.client_ctx;
+	ctx = req->role != DPQ_ROLE_SERVER ? m->conf.client_ctx :
+		m->cur_ctx >= 0 ? m->ctxs[m->cur_ctx].ctx : NULL;
 	if (ctx == NULL) {
 		DPQ_HS_STAT_ADD(sh->refused, 1);
 		post_failed(sh, req->handle, DPQ_TE_INTERNAL_ERROR);
@@ -414,6 +505,10 @@ req_new(struct dpq_mgmt *m, struct mgmt_shard *sh,
 		return;
 	}
 	e->role = (enum dpq_role)req->role;
+	if (e->role == DPQ_ROLE_SERVER) {
+		e->ctx_slot = (int8_t)m->cur_ctx;
+		m->ctxs[m->cur_ctx].refs++;
+	}
 	e->odcid = req->odcid;
 	e->peer_scid = req->peer_scid;
 	/* A client's ClientHello comes out through on_send in here. */
@@ -478,6 +573,7 @@ dpq_mgmt_poll(struct dpq_mgmt *m, unsigned int budget)
 
 	if (m == NULL)
 		return -EINVAL;
+	ctx_adopt(m);
 	for (i = 0; i < m->n_shards; i++)
 		work += shard_flush(&m->shards[i]);
 	/* Round robin over the shards, a burst at a time, until the budget
@@ -649,6 +745,11 @@ dpq_mgmt_create(const struct dpq_mgmt_conf *conf)
 	if (m->conf.idle_sleep_us == 0)
 		m->conf.idle_sleep_us = DPQ_MGMT_DEFAULT_IDLE_SLEEP_US;
 	m->n_shards = conf->n_shards;
+	m->cur_ctx = -1;
+	if (conf->server_ctx != NULL) {
+		m->ctxs[0].ctx = conf->server_ctx;
+		m->cur_ctx = 0;
+	}
 
 	m->cap = m->conf.max_handshakes;
 	m->entries = calloc(m->cap, sizeof(*m->entries));
@@ -690,6 +791,12 @@ dpq_mgmt_destroy(struct dpq_mgmt *m)
 		for (i = 0; i < m->cap; i++)
 			dpq_tls_free(m->entries[i].tls);
 	}
+	/* Contexts handed over (and those they replaced) are ours. */
+	for (i = 0; i < MGMT_CTX_SLOTS; i++)
+		if (m->ctxs[i].ctx != NULL && m->ctxs[i].owned)
+			dpq_tls_ctx_destroy(m->ctxs[i].ctx);
+	if (m->pending_ctx != NULL)
+		dpq_tls_ctx_destroy(m->pending_ctx);
 	for (i = 0; m->shards != NULL && i < m->n_shards; i++) {
 		struct mgmt_shard *sh = &m->shards[i];
 

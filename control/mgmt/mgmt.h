@@ -126,6 +126,21 @@ int dpq_mgmt_start_thread(struct dpq_mgmt *m);
  * idle_sleep_us between checks). */
 int dpq_mgmt_stop_thread(struct dpq_mgmt *m);
 
+/*
+ * Replace the server TLS context (certificate reload) from any thread.
+ * The service adopts ctx on its next poll: new handshakes use it,
+ * handshakes in progress finish with the one they started with. From the
+ * first call on, the service owns every server context (ctx and the one
+ * from conf): each is destroyed when replaced and no longer used, or by
+ * dpq_mgmt_destroy(); the caller must not destroy them. Returns 0, or
+ * -EBUSY while an earlier ctx is not adopted yet (try again).
+ */
+int dpq_mgmt_set_server_ctx(struct dpq_mgmt *m, struct dpq_tls_ctx *ctx);
+/* True while a context given to dpq_mgmt_set_server_ctx() waits. */
+bool dpq_mgmt_server_ctx_pending(const struct dpq_mgmt *m);
+/* How many contexts were adopted so far. */
+uint64_t dpq_mgmt_server_ctx_swaps(const struct dpq_mgmt *m);
+
 /* Counters of one shard (any thread; values are individually atomic). */
 int dpq_mgmt_get_stats(const struct dpq_mgmt *m, unsigned int shard,
 		struct dpq_mgmt_stats *st);

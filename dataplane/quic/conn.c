@@ -800,4 +800,6 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	st->bytes_in_flight = c->cc.bytes_in_flight;
 	st->cipher_suite = c->cipher_suite;
 	st->auth_failures = c->ku.auth_failures;
+	st->created_us = c->created;
+	st->streams = c->nstreams;
 }

@@ -270,6 +270,8 @@ struct dpq_conn_stats {
 	uint64_t key_updates;		/* 1-RTT key updates we started */
 	uint64_t key_updates_peer;	/* ... the peer started */
 	uint64_t auth_failures;		/* packets that failed to open */
+	uint64_t created_us;		/* now of dpq_conn_create() */
+	uint32_t streams;		/* open streams */
 	uint16_t cipher_suite;
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dataplane/crypto/pp_key.h"
@@ -25,6 +26,8 @@ struct dpq_listener {
 	struct dpq_bucket retry_bucket;
 	struct dpq_bucket reply_bucket;
 	struct dpq_listener_stats stats;
+	bool refuse;			/* new connections get CONNECTION_REFUSED */
+	char refuse_reason[DPQ_LISTENER_REASON_MAX + 1];
 	uint8_t reply[DPQ_LISTENER_REPLY_MAX];
 };
 
@@ -90,6 +93,7 @@ static const char *const outcome_names[DPQ_LO_COUNT] = {
 	[DPQ_LO_VN] = "version_negotiation",
 	[DPQ_LO_RETRY] = "retry",
 	[DPQ_LO_CLOSE_INVALID_TOKEN] = "close_invalid_token",
+	[DPQ_LO_CLOSE_REFUSED] = "close_refused",
 	[DPQ_LO_SRESET] = "stateless_reset",
 	[DPQ_LO_DROP_MALFORMED] = "drop_malformed",
 	[DPQ_LO_DROP_VN_SMALL] = "drop_vn_small",
@@ -274,14 +278,17 @@ send_retry(struct dpq_listener *l, const struct dpq_pkt_hdr *h,
 }
 
 /*
- * RFC 9000 §8.1.2: an Initial with an invalid Retry token gets an
- * immediate close (§10.2.3) with INVALID_TOKEN, in an Initial packet
- * protected with the keys of the client's DCID (RFC 9001 §5.2). No state
- * is kept, so no closing period.
+ * An immediate close (RFC 9000 §10.2.3) in an Initial packet protected
+ * with the keys of the client's DCID (RFC 9001 §5.2), with error code
+ * and reason: INVALID_TOKEN for an invalid Retry token (§8.1.2), or
+ * CONNECTION_REFUSED while the server refuses new connections (§20.1).
+ * No state is kept, so no closing period.
  */
 static enum dpq_listen_action
-send_invalid_token(struct dpq_listener *l, const struct dpq_pkt_hdr *h,
-		uint64_t now, struct dpq_listener_result *out)
+send_close(struct dpq_listener *l, const struct dpq_pkt_hdr *h,
+		uint64_t now, uint64_t code, const char *reason,
+		enum dpq_listen_outcome outcome,
+		struct dpq_listener_result *out)
 {
 	struct dpq_pkt_long_desc d;
 	struct dpq_seal_op op;
@@ -308,8 +315,10 @@ send_invalid_token(struct dpq_listener *l, const struct dpq_pkt_hdr *h,
 		goto fail;
 	memset(&f, 0, sizeof(f));
 	f.type = DPQ_FT_CONNECTION_CLOSE;
-	f.close.error_code = DPQ_TE_INVALID_TOKEN;
+	f.close.error_code = code;
 	f.close.frame_type = 0;
+	f.close.reason = (const uint8_t *)reason;
+	f.close.reason_len = strlen(reason);
 	p = dpq_frame_encode(pl, end - DPQ_CRYPTO_TAG_LEN, &f);
 	/* RFC 9001 §5.4.2: 20 bytes from the packet number for the HP
 	 * sample: pad the payload to at least 3 bytes (it is 4 already). */
@@ -328,7 +337,7 @@ send_invalid_token(struct dpq_listener *l, const struct dpq_pkt_hdr *h,
 	dpq_pp_key_destroy(&l->close_key);
 	out->reply = l->reply;
 	out->reply_len = (size_t)op.len + DPQ_CRYPTO_TAG_LEN;
-	return finish(l, out, DPQ_LISTEN_REPLY, DPQ_LO_CLOSE_INVALID_TOKEN);
+	return finish(l, out, DPQ_LISTEN_REPLY, outcome);
 fail:
 	dpq_pp_key_destroy(&l->close_key);
 	return drop(l, out, DPQ_LO_DROP_INTERNAL);
@@ -389,7 +398,8 @@ on_initial(struct dpq_listener *l, const struct dpq_pkt_hdr *h, size_t len,
 		}
 		/* §8.1.2: the client will not take another Retry. */
 		l->stats.token_retry_bad++;
-		return send_invalid_token(l, h, now, out);
+		return send_close(l, h, now, DPQ_TE_INVALID_TOKEN, "",
+				DPQ_LO_CLOSE_INVALID_TOKEN, out);
 	}
 	if (claimed == DPQ_TOKEN_NEW) {
 		rc = dpq_token_open(l->tokens, h->token, h->token_len,
@@ -412,6 +422,11 @@ on_initial(struct dpq_listener *l, const struct dpq_pkt_hdr *h, size_t len,
 	/* §7.2: a client's first DCID is at least 8 bytes. */
 	if (h->dcid_len < DPQ_LISTENER_MIN_CLIENT_DCID)
 		return drop(l, out, DPQ_LO_DROP_DCID_SHORT);
+	/* Draining or shutting down: say so rather than stay silent, so
+	 * the client reports it at once instead of timing out. */
+	if (l->refuse)
+		return send_close(l, h, now, DPQ_TE_CONNECTION_REFUSED,
+				l->refuse_reason, DPQ_LO_CLOSE_REFUSED, out);
 	switch (l->cfg.retry) {
 	case DPQ_RETRY_ALWAYS:
 		return send_retry(l, h, peer, now, out);
@@ -486,5 +501,26 @@ dpq_listener_on_datagram(struct dpq_listener *l, const uint8_t *dgram,
 		 * Retry sent to a server: nothing to attach it to (§10.3
 		 * allows a reset for long headers but it is ineffective). */
 		return drop(l, out, DPQ_LO_DROP_LONG_OTHER);
+	}
+}
+
+void
+dpq_listener_set_refuse(struct dpq_listener *l, bool refuse,
+		const char *reason)
+{
+	l->refuse = refuse;
+	snprintf(l->refuse_reason, sizeof(l->refuse_reason), "%s",
+			reason != NULL ? reason : "");
+}
+
+void
+dpq_listener_set_retry(struct dpq_listener *l, enum dpq_retry_policy retry,
+		uint32_t rate, uint64_t now)
+{
+	l->cfg.retry = retry;
+	if (retry == DPQ_RETRY_RATE && rate != 0) {
+		l->cfg.retry_rate = rate;
+		dpq_bucket_init(&l->retry_bucket, rate, l->cfg.retry_burst,
+				now);
 	}
 }

@@ -44,6 +44,8 @@
 #include "cid.h"
 #include "token.h"
 
+/* Longest reason phrase of a refusal close. */
+#define DPQ_LISTENER_REASON_MAX		64
 /* §7.2: a client's first Destination CID is at least 8 bytes. */
 #define DPQ_LISTENER_MIN_CLIENT_DCID	8
 #define DPQ_LISTENER_MAX_VERSIONS	8
@@ -111,6 +113,7 @@ enum dpq_listen_outcome {
 	DPQ_LO_VN,			/* sent Version Negotiation */
 	DPQ_LO_RETRY,			/* sent Retry */
 	DPQ_LO_CLOSE_INVALID_TOKEN,	/* sent CONNECTION_CLOSE (§8.1.2) */
+	DPQ_LO_CLOSE_REFUSED,		/* sent CONNECTION_REFUSED: refusing */
 	DPQ_LO_SRESET,			/* sent Stateless Reset */
 	DPQ_LO_DROP_MALFORMED,		/* header did not parse */
 	DPQ_LO_DROP_VN_SMALL,		/* unknown version, < 1200 bytes */
@@ -208,5 +211,20 @@ dpq_listener_on_datagram(struct dpq_listener *l, const uint8_t *dgram,
 
 const struct dpq_listener_stats *
 dpq_listener_stats(const struct dpq_listener *l);
+
+/*
+ * Refuse new connections (draining, shutting down): an Initial that would
+ * be accepted is answered with CONNECTION_CLOSE(CONNECTION_REFUSED,
+ * reason) in an Initial packet (RFC 9000 §10.2.3, §20.1), under the same
+ * rate limit as the other closes. Connections that exist are not touched.
+ */
+void
+dpq_listener_set_refuse(struct dpq_listener *l, bool refuse,
+		const char *reason);
+
+/* Change the Retry policy (a config reload); rate 0 keeps the rate. */
+void
+dpq_listener_set_retry(struct dpq_listener *l, enum dpq_retry_policy retry,
+		uint32_t rate, uint64_t now);
 
 #endif /* DPQ_SERVER_LISTENER_H */

@@ -720,3 +720,15 @@ dpq_shard_conn_count(const struct dpq_shard *s)
 {
 	return s->nlive;
 }
+
+struct dpq_conn *
+dpq_shard_conn_at(struct dpq_shard *s, uint32_t i)
+{
+	return i < s->nlive ? s->slots[s->live[i]].c : NULL;
+}
+
+const struct dpq_addr *
+dpq_shard_conn_peer(const struct dpq_shard *s, const struct dpq_conn *c)
+{
+	return &s->slots[(uint32_t)(uintptr_t)dpq_conn_owner(c)].peer;
+}

@@ -123,6 +123,12 @@ uint16_t dpq_shard_id(const struct dpq_shard *s);
 struct dpq_crypto *dpq_shard_crypto(struct dpq_shard *s);
 /* Number of live connections. */
 uint32_t dpq_shard_conn_count(const struct dpq_shard *s);
+/* The i-th live connection, 0 <= i < dpq_shard_conn_count() (listings,
+ * closing them all); the order changes as connections come and go. */
+struct dpq_conn *dpq_shard_conn_at(struct dpq_shard *s, uint32_t i);
+/* The peer address a connection sends to. */
+const struct dpq_addr *dpq_shard_conn_peer(const struct dpq_shard *s,
+		const struct dpq_conn *c);
 
 /* Monotonic microseconds from the TSC (the shard's clock). */
 uint64_t dpq_shard_now_us(void);

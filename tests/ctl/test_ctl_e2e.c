@@ -511,12 +511,19 @@ test_usage_errors(void **state)
 	assert_string_equal(r.out, "");
 	run_free(&r);
 
-	RUN(&r, "-s", path, "echo", "novalue");
-	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "\"novalue\" is not key=value"));
+	/* Positional arguments become the "args" list. */
+	RUN(&r, "-r", "-s", path, "echo", "novalue", "7", "k=v");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"args\":[\"novalue\",7]"));
+	assert_non_null(strstr(r.out, "\"k\":\"v\""));
 	run_free(&r);
 	RUN(&r, "-s", path, "echo", "=1");
 	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "no key before '='"));
+	run_free(&r);
+	RUN(&r, "-s", path, "echo", "args=1");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "reserved"));
 	run_free(&r);
 	RUN(&r, "-s", path, "echo", "cmd=ping");
 	assert_int_equal(r.status, 2);

@@ -232,7 +232,7 @@ start_dpquicd_tap() {
 	shift 8
 	[ "$1" = "--" ] && shift
 	bg_start pid "$log" ip netns exec "$ns" "$DPQUICD" --no-huge \
-		--no-shconf --no-pci -m 512 -l "$lcores" --log-level=error \
+		--no-shconf --no-pci -m 512 -l "$lcores" --log-level='lib.*:error' \
 		"--vdev=net_tap0,iface=$ifc" -- "$@"
 	eval "$var=$pid"
 	for i in $(seq 1 300); do
@@ -250,11 +250,11 @@ start_dpquicd_tap() {
 		ip netns exec "$ns" ip addr add "$kaddr/$plen" dev "$ifc"
 	ip netns exec "$ns" ip link set "$ifc" up
 	for i in $(seq 1 300); do
-		grep -q '^dpquicd: serving ' "$log" && break
+		grep -q 'dpquicd: serving ' "$log" && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	if ! grep -q '^dpquicd: serving ' "$log"; then
+	if ! grep -q 'dpquicd: serving ' "$log"; then
 		echo "dpquicd did not start serving $daddr:"
 		cat "$log"
 		exit 1

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control socket's commands (dpquic-ctl COMMAND). Arguments come as
+ * named members ("timeout":30) or, from `dpquic-ctl drain 30`, as the
+ * positional "args" array; arg() reads either.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control/dpquicd/dpquicd.h"
+#include "dataplane/engine/errors.h"
+
+/* Argument `name`, else positional pos, as text; NULL when absent. */
+static const char *
+arg(struct dpq_ctl_req *req, const char *name, unsigned int pos, char *buf,
+		size_t n)
+{
+	const struct dpq_json_val *v = dpq_json_get(req->args, name);
+	const struct dpq_json_val *a = dpq_json_get(req->args, "args");
+
+	if (v == NULL && a != NULL && a->type == DPQ_JSON_ARRAY &&
+	    pos < a->count) {
+		struct dpq_json_iter it;
+		unsigned int i = 0;
+
+		dpq_json_iter_init(&it, a);
+		while (dpq_json_iter_next(&it, NULL, &v) && i++ < pos)
+			;
+	}
+	if (v == NULL)
+		return NULL;
+	switch (v->type) {
+	case DPQ_JSON_STRING:
+		snprintf(buf, n, "%s", v->u.str.s);
+		return buf;
+	case DPQ_JSON_INT:
+		snprintf(buf, n, "%s%" PRIu64, v->u.num.neg ? "-" : "",
+				v->u.num.mag);
+		return buf;
+	case DPQ_JSON_BOOL:
+		snprintf(buf, n, "%s", v->u.b ? "true" : "false");
+		return buf;
+	default:
+		return NULL;
+	}
+}
+
+static void
+w_cid(struct dpq_json_w *w, const char *key, const struct dpq_cid *cid)
+{
+	char hex[2 * DPQ_MAX_CID_LEN + 1];
+	unsigned int i;
+
+	for (i = 0; i < cid->len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", cid->bytes[i]);
+	hex[2 * cid->len] = '\0';
+	dpq_json_w_kstr(w, key, hex);
+}
+
+static const char *
+suite_name(uint16_t s)
+{
+	switch (s) {
+	case DPQ_TLS_AES_128_GCM_SHA256: return "TLS_AES_128_GCM_SHA256";
+	case DPQ_TLS_AES_256_GCM_SHA384: return "TLS_AES_256_GCM_SHA384";
+	case DPQ_TLS_CHACHA20_POLY1305_SHA256:
+		return "TLS_CHACHA20_POLY1305_SHA256";
+	default: return "";
+	}
+}
+
+/* ---- status, stats ---------------------------------------------------- */
+
+static int
+cmd_status(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	uint32_t conns = 0;
+	unsigned int i;
+	char a[64];
+
+	for (i = 0; i < d->nshards; i++)
+		conns += dpq_shard_conn_count(d->sh[i].shard);
+	dpq_json_w_kstr(req->reply, "version", DPQD_VERSION);
+	dpq_json_w_ki64(req->reply, "pid", (int64_t)getpid());
+	dpq_json_w_kstr(req->reply, "state", d->draining ? "draining" :
+			"serving");
+	dpq_json_w_ku64(req->reply, "uptime_s",
+			(dpqd_now_us() - d->t_start_us) / 1000000);
+	dpq_json_w_kstr(req->reply, "addr",
+			dpq_addr_format(&d->conf.server.addr, a, sizeof(a)));
+	dpq_json_w_ku64(req->reply, "shards", d->nshards);
+	dpq_json_w_ku64(req->reply, "connections", conns);
+	dpq_json_w_kstr(req->reply, "root", d->conf.server.root);
+	dpq_json_w_kstr(req->reply, "config", d->conf.file ? d->conf.file :
+			"");
+	if (d->draining)
+		dpq_json_w_ku64(req->reply, "drain_left_s",
+			d->drain_deadline_us > dpqd_now_us() ?
+			(d->drain_deadline_us - dpqd_now_us()) / 1000000 : 0);
+	return 0;
+}
+
+static int
+cmd_stats(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	struct dpq_driver_stats ds;
+	struct dpq_json_w *w = req->reply;
+	unsigned int i, k;
+
+	dpq_json_w_key(w, "shards");
+	dpq_json_w_arr_begin(w);
+	for (i = 0; i < d->nshards; i++) {
+		struct dpq_shard_stats st;
+		struct dpq_hs_ring_stats hr;
+		struct dpq_mgmt_stats ms;
+		const struct dpq_app_stats *as;
+		const struct dpq_listener_stats *ls;
+
+		dpq_shard_get_stats(d->sh[i].shard, &st);
+		dpq_hs_ring_get_stats(d->sh[i].ring, &hr);
+		dpq_mgmt_get_stats(d->mgmt, i, &ms);
+		dpq_json_w_obj_begin(w);
+		dpq_json_w_ku64(w, "shard", i);
+		dpq_json_w_ku64(w, "lcore", d->sh[i].lcore);
+		dpq_json_w_ku64(w, "connections", st.conns_active);
+		dpq_json_w_ku64(w, "connections_created", st.conns_created);
+		dpq_json_w_ku64(w, "connections_refused", st.conns_refused);
+		dpq_json_w_ku64(w, "connections_unopened", st.conns_unopened);
+		dpq_json_w_ku64(w, "handshakes", st.handshakes_done);
+		dpq_json_w_ku64(w, "rx_packets", st.rx_pkts);
+		dpq_json_w_ku64(w, "rx_bytes", st.rx_bytes);
+		dpq_json_w_ku64(w, "tx_packets", st.tx_pkts);
+		dpq_json_w_ku64(w, "tx_bytes", st.tx_bytes);
+		dpq_json_w_ku64(w, "rx_batched", st.rx_batched);
+		dpq_json_w_ku64(w, "drops_no_connection", st.no_conn);
+		dpq_json_w_ku64(w, "drops_tx", st.tx_refused +
+				st.tx_alloc_fail + st.tx_seal_fail);
+		dpq_json_w_ku64(w, "closed_idle", st.closed_idle);
+		dpq_json_w_ku64(w, "closed_by_peer", st.closed_by_peer);
+		dpq_json_w_ku64(w, "closed_app", st.closed_app);
+		dpq_json_w_ku64(w, "closed_error", st.closed_error);
+		dpq_json_w_key(w, "closed_error_codes");
+		dpq_json_w_obj_begin(w);
+		for (k = 0; k < 17; k++)
+			if (st.closed_error_code[k] != 0)
+				dpq_json_w_ku64(w, dpq_transport_error_str(k),
+						st.closed_error_code[k]);
+		if (st.closed_crypto_error != 0)
+			dpq_json_w_ku64(w, "CRYPTO_ERROR",
+					st.closed_crypto_error);
+		dpq_json_w_obj_end(w);
+		dpq_json_w_ku64(w, "handoff_out", st.handoff_out);
+		dpq_json_w_ku64(w, "handoff_in", st.handoff_in);
+		dpq_json_w_ku64(w, "handoff_ring_full", st.handoff_full);
+		dpq_json_w_ku64(w, "listener_replies", st.listener_replies);
+		dpq_json_w_ku64(w, "hs_ring_full", hr.ring_full);
+		dpq_json_w_ku64(w, "hs_ring_backlog", hr.backlog);
+		dpq_json_w_ku64(w, "mgmt_ring_full", ms.ring_full);
+		dpq_json_w_ku64(w, "mgmt_handshakes_ok", ms.hs_ok);
+		dpq_json_w_ku64(w, "mgmt_handshakes_failed", ms.hs_failed);
+		ls = dpq_listener_stats(d->sh[i].listener);
+		dpq_json_w_key(w, "listener");
+		dpq_json_w_obj_begin(w);
+		for (k = 0; k < DPQ_LO_COUNT; k++)
+			if (ls->outcome[k] != 0)
+				dpq_json_w_ku64(w, dpq_listen_outcome_str(k),
+						ls->outcome[k]);
+		dpq_json_w_obj_end(w);
+		/* hq-interop answers: 200 (whole file), 403, 404, ... */
+		as = dpq_app_env_stats(d->sh[i].apps);
+		dpq_json_w_key(w, "hq");
+		dpq_json_w_obj_begin(w);
+		dpq_json_w_ku64(w, "requests", as->hq.requests);
+		dpq_json_w_ku64(w, "ok_200", as->hq.responses);
+		dpq_json_w_ku64(w, "forbidden_403", as->hq.err_forbidden);
+		dpq_json_w_ku64(w, "not_found_404", as->hq.err_not_found);
+		dpq_json_w_ku64(w, "bad_request_400", as->hq.err_bad_request);
+		dpq_json_w_ku64(w, "too_long_414", as->hq.err_too_long);
+		dpq_json_w_ku64(w, "internal_500", as->hq.err_internal);
+		dpq_json_w_ku64(w, "bytes_served", as->hq.bytes_served);
+		dpq_json_w_ku64(w, "peer_aborted", as->hq.peer_aborted);
+		dpq_json_w_obj_end(w);
+		dpq_json_w_obj_end(w);
+	}
+	dpq_json_w_arr_end(w);
+	dpq_driver_stats(d->drv, &ds);
+	dpq_json_w_key(w, "port");
+	dpq_json_w_obj_begin(w);
+	dpq_json_w_ku64(w, "rx_packets", ds.rx_pkts);
+	dpq_json_w_ku64(w, "tx_packets", ds.tx_pkts);
+	dpq_json_w_ku64(w, "rx_dropped", ds.rx_dropped);
+	dpq_json_w_ku64(w, "rx_bad", ds.rx_bad);
+	dpq_json_w_ku64(w, "tx_dropped", ds.tx_dropped);
+	dpq_json_w_ku64(w, "arp_rx", ds.arp_rx);
+	dpq_json_w_obj_end(w);
+	return 0;
+}
+
+/* ---- config, reload, drain -------------------------------------------- */
+
+struct conf_walk {
+	const struct dpq_conf *c;
+	struct dpq_json_w *w;
+};
+
+static void
+conf_one(void *arg_, const struct dpq_conf_section *s,
+		const struct dpq_conf_key *k)
+{
+	struct conf_walk *cw = arg_;
+	char key[96], val[1024], org[300];
+
+	snprintf(key, sizeof(key), "%s.%s", s->name, k->name);
+	dpq_conf_format(cw->c, k, val, sizeof(val));
+	dpq_json_w_obj_begin(cw->w);
+	dpq_json_w_kstr(cw->w, "key", key);
+	dpq_json_w_kstr(cw->w, "value", val);
+	dpq_json_w_kstr(cw->w, "from", dpq_conf_origin_str(cw->c, k, org,
+			sizeof(org)));
+	dpq_json_w_kbool(cw->w, "reloadable",
+			(k->flags & DPQ_CONF_F_RELOAD) != 0);
+	dpq_json_w_obj_end(cw->w);
+}
+
+static int
+cmd_config(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	struct conf_walk cw = { &d->conf, req->reply };
+
+	dpq_json_w_kstr(req->reply, "file", d->conf.file ? d->conf.file : "");
+	dpq_json_w_key(req->reply, "keys");
+	dpq_json_w_arr_begin(req->reply);
+	dpq_conf_foreach(conf_one, &cw);
+	dpq_json_w_arr_end(req->reply);
+	return 0;
+}
+
+static int
+cmd_reload(struct dpq_ctl_req *req, void *arg_)
+{
+	return dpqd_reload(arg_, req);
+}
+
+int
+dpqd_drain_start(struct dpqd *d, double timeout_s)
+{
+	int rc;
+
+	rc = dpqd_shardctl_all(d, DPQD_OP_REFUSE, true, 0,
+			"server draining: try again later");
+	if (rc != 0)
+		return rc;
+	if (!d->draining)
+		d->drain_started_us = dpqd_now_us();
+	d->draining = true;
+	d->drain_deadline_us = dpqd_now_us() + (uint64_t)(timeout_s * 1e6);
+	return 0;
+}
+
+static int
+cmd_drain(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	double t = d->conf.drain.timeout;
+	const char *v;
+	char buf[64];
+	uint32_t conns = 0;
+	unsigned int i;
+
+	v = arg(req, "timeout", 0, buf, sizeof(buf));
+	if (v != NULL && (dpq_conf_parse_seconds(v, &t) != 0 || t > 86400))
+		return dpq_ctl_req_error(req, "drain: timeout \"%s\": expected "
+			"seconds 0..86400 (default drain.timeout = %g)", v,
+			d->conf.drain.timeout);
+	if (dpqd_drain_start(d, t) != 0)
+		return dpq_ctl_req_error(req, "drain: a shard did not answer");
+	for (i = 0; i < d->nshards; i++)
+		conns += dpq_shard_conn_count(d->sh[i].shard);
+	dpq_json_w_kstr(req->reply, "state", "draining");
+	dpq_json_w_ku64(req->reply, "connections", conns);
+	dpq_json_w_ku64(req->reply, "timeout_s", (uint64_t)t);
+	DLOG(NOTICE, "draining: refusing new connections, "
+		"%u open, exit when they end or in %g s\n", conns, t);
+	return 0;
+}
+
+/* ---- connections ---------------------------------------------------------- */
+
+static void
+w_conn(struct dpq_json_w *w, unsigned int shard,
+		const struct dpqd_conn_info *ci)
+{
+	char a[64], h[32];
+
+	snprintf(h, sizeof(h), "%" PRIx64, ci->handle);
+	dpq_json_w_obj_begin(w);
+	dpq_json_w_kstr(w, "id", h);
+	dpq_json_w_ku64(w, "shard", shard);
+	dpq_json_w_kstr(w, "peer", dpq_addr_format(&ci->peer, a, sizeof(a)));
+	w_cid(w, "scid", &ci->scid);
+	w_cid(w, "dcid", &ci->dcid);
+	dpq_json_w_kstr(w, "state", dpq_conn_state_str(ci->state));
+	dpq_json_w_ku64(w, "age_ms", ci->age_us / 1000);
+	dpq_json_w_ku64(w, "srtt_us", ci->st.srtt_us);
+	dpq_json_w_ku64(w, "min_rtt_us", ci->st.min_rtt_us);
+	dpq_json_w_ku64(w, "cwnd", ci->st.cwnd);
+	dpq_json_w_ku64(w, "bytes_in_flight", ci->st.bytes_in_flight);
+	dpq_json_w_ku64(w, "bytes_sent", ci->st.bytes_sent);
+	dpq_json_w_ku64(w, "bytes_recv", ci->st.bytes_recv);
+	dpq_json_w_ku64(w, "stream_bytes_sent", ci->st.stream_bytes_sent);
+	dpq_json_w_ku64(w, "stream_bytes_recv", ci->st.stream_bytes_recv);
+	dpq_json_w_ku64(w, "packets_sent", ci->st.pkts_sent);
+	dpq_json_w_ku64(w, "packets_recv", ci->st.pkts_recv);
+	dpq_json_w_ku64(w, "packets_lost", ci->st.pkts_lost);
+	dpq_json_w_ku64(w, "streams", ci->st.streams);
+	dpq_json_w_kstr(w, "cipher", suite_name(ci->st.cipher_suite));
+	dpq_json_w_kstr(w, "alpn", ci->alpn);
+	dpq_json_w_ku64(w, "handshake_us", ci->st.handshake_us);
+	dpq_json_w_obj_end(w);
+}
+
+static int
+cmd_connections(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	uint64_t limit = 1000, shown = 0, total = 0;
+	const char *v;
+	char buf[32];
+	unsigned int i, k;
+
+	v = arg(req, "limit", 0, buf, sizeof(buf));
+	if (v != NULL && (dpq_conf_parse_u64(v, &limit) != 0 || limit == 0))
+		return dpq_ctl_req_error(req, "connections: limit \"%s\": "
+			"expected a positive integer", v);
+	dpq_json_w_key(req->reply, "connections");
+	dpq_json_w_arr_begin(req->reply);
+	for (i = 0; i < d->nshards; i++) {
+		struct dpqd_mailbox *mb = d->sh[i].mb;
+
+		mb->cursor = 0;
+		do {
+			mb->op = DPQD_OP_LIST;
+			if (dpqd_shardctl_call(d, i, 1000) != 0)
+				return dpq_ctl_req_error(req, "connections: "
+					"shard %u did not answer", i);
+			for (k = 0; k < mb->n && shown < limit; k++, shown++)
+				w_conn(req->reply, i, &mb->info[k]);
+			mb->cursor += mb->n;
+		} while (mb->n == DPQD_LIST_MAX && shown < limit);
+		total += mb->total;
+	}
+	dpq_json_w_arr_end(req->reply);
+	dpq_json_w_ku64(req->reply, "total", total);
+	dpq_json_w_ku64(req->reply, "shown", shown);
+	return 0;
+}
+
+/* A connection id as `dpquic-ctl connections` prints it (hex handle). */
+static int
+parse_id(struct dpq_ctl_req *req, struct dpqd *d, uint64_t *h,
+		unsigned int *shard)
+{
+	const char *v;
+	char buf[64], *end;
+
+	v = arg(req, "id", 0, buf, sizeof(buf));
+	if (v == NULL)
+		return dpq_ctl_req_error(req, "%s: which connection? give its "
+			"id from `dpquic-ctl connections`", req->cmd);
+	errno = 0;
+	*h = strtoull(v, &end, 16);
+	if (errno != 0 || end == v || *end != '\0' ||
+	    dpq_hs_handle_shard(*h) >= d->nshards)
+		return dpq_ctl_req_error(req, "%s: \"%s\" is not a connection "
+			"id (hex, from `dpquic-ctl connections`)", req->cmd, v);
+	*shard = dpq_hs_handle_shard(*h);
+	return 0;
+}
+
+static int
+cmd_conn(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	struct dpqd_mailbox *mb;
+	unsigned int shard, k;
+	uint64_t h;
+	int rc = parse_id(req, d, &h, &shard);
+
+	if (rc != 0)
+		return rc;
+	mb = d->sh[shard].mb;
+	mb->cursor = 0;
+	do {
+		mb->op = DPQD_OP_LIST;
+		if (dpqd_shardctl_call(d, shard, 1000) != 0)
+			return dpq_ctl_req_error(req, "conn: shard %u did not "
+				"answer", shard);
+		for (k = 0; k < mb->n; k++)
+			if (mb->info[k].handle == h) {
+				dpq_json_w_key(req->reply, "connection");
+				w_conn(req->reply, shard, &mb->info[k]);
+				return 0;
+			}
+		mb->cursor += mb->n;
+	} while (mb->n == DPQD_LIST_MAX);
+	return dpq_ctl_req_error(req, "conn: no connection %" PRIx64
+		" (closed already?)", h);
+}
+
+static int
+cmd_close(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	struct dpqd_mailbox *mb;
+	unsigned int shard;
+	uint64_t h;
+	int rc = parse_id(req, d, &h, &shard);
+
+	if (rc != 0)
+		return rc;
+	mb = d->sh[shard].mb;
+	mb->op = DPQD_OP_CLOSE_ONE;
+	mb->handle = h;
+	mb->code = DPQ_TE_NO_ERROR;
+	snprintf(mb->reason, sizeof(mb->reason), "closed by the operator");
+	rc = dpqd_shardctl_call(d, shard, 1000);
+	if (rc == -ENOENT)
+		return dpq_ctl_req_error(req, "close: no connection %" PRIx64
+			" (closed already?)", h);
+	if (rc == -EALREADY)
+		return dpq_ctl_req_error(req, "close: connection %" PRIx64
+			" is closing already", h);
+	if (rc != 0)
+		return dpq_ctl_req_error(req, "close: shard %u did not answer",
+			shard);
+	dpq_json_w_key(req->reply, "closed");
+	w_conn(req->reply, shard, &mb->info[0]);
+	DLOG(NOTICE, "connection %" PRIx64 " closed by "
+		"the operator (pid %d)\n", h, (int)req->pid);
+	return 0;
+}
+
+int
+dpqd_cmds_register(struct dpqd *d)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct dpq_ctl_req *, void *);
+		const char *help;
+	} cmds[] = {
+		{ "status", cmd_status, "version, state, address, shards, "
+		  "connections" },
+		{ "stats", cmd_stats, "per shard: connections, packets, bytes, "
+		  "drops, ring-full counts, hq-interop answers; port counters" },
+		{ "config", cmd_config, "every config key: value, where it "
+		  "came from, whether a reload changes it" },
+		{ "reload", cmd_reload, "re-read the config file and apply what "
+		  "can change without a restart (also SIGHUP)" },
+		{ "drain", cmd_drain, "[timeout=S] refuse new connections, let "
+		  "open ones finish, exit when they are gone or at the "
+		  "deadline" },
+		{ "connections", cmd_connections, "[limit=N] every connection: "
+		  "peer, CIDs, shard, state, age, RTT, cwnd, bytes, streams, "
+		  "cipher, ALPN" },
+		{ "conn", cmd_conn, "id=ID one connection (ID from "
+		  "connections)" },
+		{ "close", cmd_close, "id=ID close one connection "
+		  "(CONNECTION_CLOSE, NO_ERROR)" },
+	};
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		rc = dpq_ctl_register(d->ctl, cmds[i].name, cmds[i].fn, d,
+				cmds[i].help);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpquicd's pieces (one file per concern, all on the main lcore unless
+ * said otherwise):
+ *   main.c      start-up in order, the main loop, shutdown, exit codes
+ *   opts.c      command line -> config (with the file), EAL arguments,
+ *               --help
+ *   eal_diag.c  why EAL failed, in words (hugepages, --file-prefix)
+ *   shardctl.c  requests to the shards (close all, refuse, list, close
+ *               one), executed by each shard between two polls
+ *   cmds.c      the control socket's commands
+ *   reload.c    SIGHUP / `dpquic-ctl reload`: what changed, applied or
+ *               reported as needing a restart
+ */
+#ifndef DPQ_DPQUICD_H
+#define DPQ_DPQUICD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_log.h>
+
+#include "control/conf/conf.h"
+#include "control/ctl/ctl_socket.h"
+#include "control/mgmt/mgmt.h"
+#include "control/tls/tls.h"
+#include "dataplane/app/app.h"
+#include "dataplane/server/listener.h"
+#include "dataplane/shard/hs_ring.h"
+#include "dataplane/shard/shard.h"
+
+#define DPQD_MAX_SHARDS	16
+#define DPQD_VERSION	"dpquic 0.1.0"
+
+/* ---- requests to a shard (shardctl.c) ----------------------------------- */
+
+enum dpqd_shard_op {
+	DPQD_OP_NONE = 0,
+	DPQD_OP_CLOSE_ALL,	/* CONNECTION_CLOSE every connection */
+	DPQD_OP_REFUSE,		/* listener: refuse (arg) new connections */
+	DPQD_OP_LIST,		/* fill info[] from connection `cursor` on */
+	DPQD_OP_CLOSE_ONE,	/* close connection `handle` */
+	DPQD_OP_RETRY,		/* listener: new Retry policy */
+};
+
+/* What `dpquic-ctl connections` shows of one connection. */
+struct dpqd_conn_info {
+	uint64_t handle;
+	struct dpq_addr peer;
+	struct dpq_cid scid, dcid;
+	enum dpq_conn_state state;
+	uint64_t age_us;
+	struct dpq_conn_stats st;
+	char alpn[32];
+};
+
+#define DPQD_LIST_MAX	256	/* connections per LIST request */
+
+/*
+ * One outstanding request per shard. The main lcore writes the request
+ * and then bumps seq (release); the shard sees seq != done (acquire),
+ * executes between two polls, writes the results, then sets done = seq
+ * (release). Nothing else is shared, so neither side locks.
+ */
+struct dpqd_mailbox {
+	uint32_t seq;
+	uint32_t done;
+	enum dpqd_shard_op op;
+	/* arguments */
+	uint64_t handle;
+	uint64_t code;
+	bool flag;
+	uint32_t cursor;
+	uint32_t rate;
+	char reason[DPQ_LISTENER_REASON_MAX + 1];
+	/* results */
+	int rc;
+	uint32_t n;		/* LIST: entries filled; CLOSE_ALL: closed */
+	uint32_t total;		/* LIST: live connections */
+	struct dpqd_conn_info info[DPQD_LIST_MAX];
+};
+
+struct dpqd_shard {
+	struct dpq_shard *shard;
+	struct dpq_app_env *apps;	/* one per shard: plain counters */
+	struct dpq_listener *listener;
+	struct dpq_hs_ring *ring;
+	unsigned int lcore;
+	bool on_main;			/* polled by the main lcore */
+	struct dpqd_mailbox *mb;
+};
+
+/* The daemon's state; one instance, in main.c. */
+struct dpqd {
+	struct dpq_conf conf;
+	char *config_path;		/* -c FILE, or NULL */
+	/* command-line settings, kept to be re-applied over a reloaded
+	 * file: "section.key" and value, in order */
+	unsigned int ncli;
+	const char **cli_key, **cli_val;
+	bool check_only;
+	/* EAL arguments from the command line (before "--"), or NULL */
+	int eal_argc;
+	char **eal_argv;
+
+	struct dpqd_shard sh[DPQD_MAX_SHARDS];
+	unsigned int nshards;
+	struct dpq_mgmt *mgmt;
+	struct dpq_driver *drv;
+	struct dpq_tls_ctx *tls;
+	struct dpq_ctl *ctl;
+	uint64_t t_start_us;
+
+	/* life cycle, main lcore only */
+	bool draining;
+	uint64_t drain_deadline_us;
+	uint64_t drain_started_us;
+};
+
+extern struct dpqd dpqd;
+extern volatile sig_atomic_t dpqd_stop;		/* SIGTERM, SIGINT */
+extern volatile sig_atomic_t dpqd_hup;	/* SIGHUP */
+
+/* log.c: dpquic.daemon log type; DLOG(INFO, "fmt\n", ...) */
+extern int dpqd_logtype;
+#define DLOG(level, ...) \
+	rte_log(RTE_LOG_ ## level, dpqd_logtype, "dpquicd: " __VA_ARGS__)
+/* Timestamped lines on stderr for every rte_log message. */
+int dpqd_log_init(void);
+/* Levels and timestamps from the config (start-up and reload). */
+void dpqd_log_apply(const struct dpq_conf *c);
+
+/* main.c helpers shared with reload.c */
+/* The server TLS context of conf c (certificate, key, key log). */
+int dpqd_tls_create(const struct dpq_conf *c, struct dpq_tls_ctx **out,
+		char *err, size_t n);
+/* "never" / "always" / "rate:N" (already checked by the config). */
+void dpqd_retry_parse(const char *s, enum dpq_retry_policy *p,
+		uint32_t *rate);
+
+/* opts.c */
+/* Parse argv into d (config file, overrides). Returns -1 after printing
+ * the problem (exit DPQ_EXIT_CONFIG), 1 when --help/--version printed
+ * (exit 0), 0 to go on. */
+int dpqd_opts_parse(struct dpqd *d, int argc, char **argv);
+/* Build the configuration: defaults, file, then command line; check.
+ * err gets the message. */
+int dpqd_conf_build(const struct dpqd *d, struct dpq_conf *out, char *err,
+		size_t n);
+/* The EAL argv (argv[0] first, NULL-terminated; malloc'd). */
+char **dpqd_eal_argv(const struct dpqd *d, int *argc);
+void dpqd_eal_argv_free(char **argv);
+
+/* eal_diag.c: after rte_eal_init failed, say why and what to do. */
+void dpqd_eal_explain(int argc, char **argv, int rte_err);
+
+/* shardctl.c */
+int dpqd_shardctl_init(struct dpqd *d);
+void dpqd_shardctl_fini(struct dpqd *d);
+/* On the shard's lcore, between polls: run a pending request. */
+void dpqd_shardctl_serve(struct dpqd_shard *s);
+/* Main lcore: post a request (mb fields filled by the caller) and wait
+ * for it, bounded (timeout_ms); returns 0 or -ETIMEDOUT. */
+int dpqd_shardctl_call(struct dpqd *d, unsigned int i, int timeout_ms);
+/* Request on every shard; returns the first failure. */
+int dpqd_shardctl_all(struct dpqd *d, enum dpqd_shard_op op, bool flag,
+		uint64_t code, const char *reason);
+
+/* cmds.c */
+int dpqd_cmds_register(struct dpqd *d);
+/* Begin a drain with a deadline (seconds); refuses new connections. */
+int dpqd_drain_start(struct dpqd *d, double timeout_s);
+
+/* reload.c: re-read the config and apply what can change; the summary
+ * goes to the log and into the reply when req is not NULL. */
+int dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req);
+
+/* Monotonic microseconds. */
+uint64_t dpqd_now_us(void);
+
+#endif /* DPQ_DPQUICD_H */
