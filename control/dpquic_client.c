@@ -462,7 +462,8 @@ main(int argc, char **argv)
 		}
 	}
 	conn = dpq_shard_conn_by_handle(shard, handle);
-	if (closed && !dpq_hq_client_done(hc))
+	/* Any close seen here was not ours: we close only below. */
+	if (closed)
 		report_close(&close_info);
 	else if (conn == NULL && !dpq_hq_client_done(hc))
 		fprintf(stderr, "dpquic-client: the connection closed early\n");
