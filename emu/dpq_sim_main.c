@@ -317,6 +317,8 @@ bad_link:
 						(unsigned long long)snd->pkts_lost,
 						(unsigned long long)snd->pkts_sent,
 						r.cpu_s);
+				if (!r.ok && r.closed[0] != '\0')
+					printf("         %s\n", r.closed);
 			}
 		}
 		if (!csv && nseeds > 1) {

@@ -102,6 +102,9 @@ struct dpq_sim_xfer_result {
 	struct dpq_linkem_stats c2s, s2c;
 	uint64_t overflow;
 	double cpu_s;		/* CPU time of the run (process clock) */
+	/* A connection that closed before the end: who, error, reason
+	 * ("" when none did). */
+	char closed[192];
 };
 
 /* Run one transfer from scratch with conf (its app fields are replaced by

@@ -9,6 +9,7 @@
  * stream and the offset (a misplaced or corrupted byte shows).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -232,6 +233,22 @@ xfer_done(struct dpq_sim *sim, void *arg)
 	return t->established && t->completed == t->x->streams;
 }
 
+/* Why a connection closed before the transfer finished (first one). */
+static void
+closed_why(struct dpq_sim_xfer_result *res, const struct dpq_conn *c,
+		const char *who)
+{
+	const struct dpq_conn_close_info *ci;
+
+	if (res->closed[0] != '\0' || dpq_conn_state(c) < DPQ_CONN_CLOSING)
+		return;
+	ci = dpq_conn_close_info(c);
+	snprintf(res->closed, sizeof(res->closed), "%s closed: %s%s "
+			"error 0x%llx (%s)", who, ci->remote ? "by peer, " : "",
+			ci->app ? "application" : "transport",
+			(unsigned long long)ci->error_code, ci->reason);
+}
+
 static double
 cpu_now(void)
 {
@@ -293,9 +310,11 @@ dpq_sim_transfer(const struct dpq_sim_conf *conf,
 	res->c2s = dpq_sim_link(sim, true)->stats;
 	res->s2c = dpq_sim_link(sim, false)->stats;
 	res->overflow = dpq_sim_overflow(sim);
+	closed_why(res, dpq_sim_client(sim), "client");
+	if (dpq_sim_server(sim) != NULL)
+		closed_why(res, dpq_sim_server(sim), "server");
 	rc = res->ok ? 0 : (t->corrupt || t->failed ||
-			dpq_conn_state(dpq_sim_client(sim)) >= DPQ_CONN_CLOSING) ?
-		-EPROTO : -ETIMEDOUT;
+			res->closed[0] != '\0') ? -EPROTO : -ETIMEDOUT;
 	dpq_sim_destroy(sim);
 	free(t);
 	res->cpu_s = cpu_now() - cpu0;

@@ -104,9 +104,9 @@ check_one(const struct scenario *sc, const char *cc, bool upload,
 			(unsigned long long)(upload ? r.client.pkts_lost :
 				r.server.pkts_lost), r.cpu_s);
 	if (rc != 0 || !r.ok || r.corrupt)
-		fail_msg("%s/%s/%s: transfer failed (rc %d, corrupt %d)",
+		fail_msg("%s/%s/%s: transfer failed (rc %d, corrupt %d) %s",
 				sc->name, cc, upload ? "up" : "down", rc,
-				r.corrupt);
+				r.corrupt, r.closed);
 	assert_int_equal(r.bytes, sc->bytes * sc->streams);
 	assert_int_equal(r.overflow, 0);
 	data = upload ? &r.c2s : &r.s2c;
@@ -181,6 +181,23 @@ known_stall(void **state)
 	check_one(&scenarios[3], "newreno", true, 102);
 }
 
+/*
+ * A second stall, expected to fail (meson should_fail) until loss
+ * recovery fixes it: at 10% loss, upload, seeds 43 and 66, the client's
+ * retransmitted Finished is lost again while its window is full of 1-RTT
+ * packets the server never processed (it had no Finished yet); the lost
+ * CRYPTO data waits for window, no probe timer is armed for those 1-RTT
+ * packets before handshake confirmation, and the server idles out. When
+ * this passes, meson reports an unexpected pass: drop should_fail.
+ */
+static void
+known_stall2(void **state)
+{
+	(void)state;
+	check_one(&scenarios[3], "newreno", true, 43);
+	check_one(&scenarios[3], "newreno", true, 66);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -190,6 +207,13 @@ main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "known-stall") == 0) {
 		const struct CMUnitTest one[] = {
 			cmocka_unit_test(known_stall),
+		};
+
+		return cmocka_run_group_tests(one, NULL, NULL);
+	}
+	if (argc > 1 && strcmp(argv[1], "known-stall2") == 0) {
+		const struct CMUnitTest one[] = {
+			cmocka_unit_test(known_stall2),
 		};
 
 		return cmocka_run_group_tests(one, NULL, NULL);
