@@ -66,6 +66,7 @@ struct dir {
 };
 
 static volatile sig_atomic_t stop;
+static bool clock_on_traffic;
 
 static void
 on_signal(int sig)
@@ -313,7 +314,9 @@ usage(FILE *f)
 "  --idle-us US     longest sleep between polls when idle (default 500;\n"
 "                   0: busy poll)\n"
 "  --delay-line N   frames each direction may hold (default %d)\n"
-"  --ready FILE     write 'ready' to FILE once both ports run\n",
+"  --ready FILE     write 'ready' to FILE once both ports run\n"
+"  --clock-on-traffic  the emulated clock (blackouts) starts at the first\n"
+"                   frame, not at program start\n",
 		HEAP_DEFAULT);
 }
 
@@ -331,6 +334,7 @@ parse_args(int argc, char **argv, struct dpq_linkem_conf *a2b,
 		{ "idle-us", required_argument, NULL, 'i' },
 		{ "delay-line", required_argument, NULL, 'n' },
 		{ "ready", required_argument, NULL, 'r' },
+		{ "clock-on-traffic", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -374,6 +378,9 @@ parse_args(int argc, char **argv, struct dpq_linkem_conf *a2b,
 			break;
 		case 'r':
 			*ready = optarg;
+			break;
+		case 'T':
+			clock_on_traffic = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -481,6 +488,10 @@ main(int argc, char **argv)
 	while (!stop) {
 		uint64_t next, next1, rx;
 
+		/* --clock-on-traffic: time stands at 0 until the first frame
+		 * is read (--duration counts from then too). */
+		if (clock_on_traffic && d[0].rx + d[1].rx == 0)
+			tsc0 = rte_rdtsc();
 		t = now_ns(tsc0, ns_per_tsc);
 		if (t >= end_ns)
 			break;
