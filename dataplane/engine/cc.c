@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "dataplane/engine/cc.h"
+#include "dataplane/engine/cc_bbr.h"
+#include "dataplane/engine/cc_cubic.h"
 #include "dataplane/engine/cc_newreno.h"
 
 /* RFC 9000 §14: smallest max datagram size a QUIC path supports. */
@@ -19,6 +21,8 @@
 /* Algorithms by name; the first is the default. */
 static const struct dpq_cc_ops *const cc_registry[] = {
 	&dpq_cc_newreno_ops,
+	&dpq_cc_cubic_ops,
+	&dpq_cc_bbr_ops,
 };
 
 #define CC_REGISTRY_LEN (sizeof(cc_registry) / sizeof(cc_registry[0]))

@@ -161,7 +161,10 @@ newreno_on_spurious(struct dpq_cc *cc, uint64_t now)
 static uint64_t
 newreno_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
 {
-	/* §7.7: rate = N * cwnd / smoothed_rtt. */
+	/* §7.7: rate = N * cwnd / smoothed_rtt; N = 2 in slow start (as
+	 * Linux paces), so pacing never holds the window's doubling back. */
+	if (cc->cwnd < cc->ssthresh)
+		return dpq_cc_rate_from_cwnd(cc->cwnd, rtt, 2, 1);
 	return dpq_cc_rate_from_cwnd(cc->cwnd, rtt, NEWRENO_PACING_NUM,
 			NEWRENO_PACING_DEN);
 }

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "dataplane/engine/cc.h"
@@ -62,8 +63,16 @@ test_registry(void **state)
 	assert_non_null(dpq_cc_find("newreno"));
 	assert_ptr_equal(dpq_cc_find("newreno"), &dpq_cc_newreno_ops);
 	assert_string_equal(dpq_cc_get(0)->name, "newreno");
-	assert_null(dpq_cc_get(1));
+	/* every registered name finds itself; the list ends */
+	for (size_t i = 0; dpq_cc_get(i) != NULL; i++) {
+		assert_true(i < 8);
+		assert_ptr_equal(dpq_cc_find(dpq_cc_get(i)->name),
+				dpq_cc_get(i));
+		assert_true(strlen(dpq_cc_get(i)->name) < DPQ_CC_NAME_MAX);
+	}
 	assert_null(dpq_cc_find("nosuch"));
+	assert_null(dpq_cc_find("NewReno"));
+	assert_null(dpq_cc_find(""));
 	assert_null(dpq_cc_find(NULL));
 	assert_int_equal(dpq_cc_init(&cc, &dpq_cc_newreno_ops, &bad, 0),
 			-EINVAL);
@@ -240,7 +249,10 @@ test_pacing_and_flight(void **state)
 	(void)state;
 	start(&cc);
 	dpq_rtt_init(&rtt, 100000);
-	/* §7.7: 1.25 * 12000 B / 0.1 s = 150000 B/s */
+	/* slow start: 2 * 12000 B / 0.1 s = 240000 B/s */
+	assert_int_equal(dpq_cc_pacing_rate(&cc, &rtt), 240000);
+	/* §7.7 after slow start: 1.25 * 12000 B / 0.1 s = 150000 B/s */
+	cc.ssthresh = 12000;
 	assert_int_equal(dpq_cc_pacing_rate(&cc, &rtt), 150000);
 	rtt.smoothed = 0;
 	assert_int_equal(dpq_cc_pacing_rate(&cc, &rtt), UINT64_MAX);
