@@ -790,7 +790,7 @@ dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
 	return n;
 }
 
-bool
+enum dpq_loss_recovered
 dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
 		enum dpq_pn_space space, uint64_t pn, uint64_t now)
 {
@@ -799,17 +799,22 @@ dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
 	struct dpq_sent_pkt *p;
 
 	if ((unsigned int)space >= DPQ_PN_SPACE_COUNT)
-		return false;
+		return DPQ_LOSS_REC_UNKNOWN;
 	s = &l->sp[space];
 	if (!s->active)
-		return false;
+		return DPQ_LOSS_REC_UNKNOWN;
 	for (p = dpq_sentmap_first(&s->sent, &it); p != NULL && p->pn < pn;
 	     p = dpq_sentmap_next(&s->sent, &it))
 		;
-	if (p == NULL || p->pn != pn || !is_outstanding(p) ||
-	    !(p->flags & DPQ_SENT_IN_FLIGHT))
-		return false;
+	if (p == NULL || p->pn != pn || !(p->flags & DPQ_SENT_IN_FLIGHT))
+		return DPQ_LOSS_REC_UNKNOWN;
 	l->stats.recovered++;
+	if (!is_outstanding(p)) {
+		/* Its loss was counted when it was declared; its ACK must
+		 * not undo that as a spurious loss. */
+		dpq_sentmap_remove(&s->sent, &it);
+		return DPQ_LOSS_REC_WAS_LOST;
+	}
 	/* Not undoable: the packet really was lost on the path. */
 	episode_on_loss(l, p->time_sent, false, now);
 	if (cc != NULL) {
@@ -825,7 +830,16 @@ dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
 		/* bytes_lost 0: the packet stays in flight until acked. */
 		dpq_cc_on_loss(cc, &ev);
 	}
-	return true;
+	return DPQ_LOSS_REC_CONGESTION;
+}
+
+void
+dpq_loss_raise_pkt_threshold(struct dpq_loss *l, uint32_t n)
+{
+	if (n > DPQ_LOSS_PACKET_THRESHOLD_MAX)
+		n = DPQ_LOSS_PACKET_THRESHOLD_MAX;
+	if (n > l->pkt_threshold)
+		l->pkt_threshold = n;
 }
 
 void

@@ -312,18 +312,35 @@ void dpq_loss_set_amplification_limited(struct dpq_loss *l, bool limited,
  */
 uint64_t dpq_loss_pto(const struct dpq_loss *l, enum dpq_pn_space space);
 
+/* What dpq_loss_on_recovered() found. */
+enum dpq_loss_recovered {
+	DPQ_LOSS_REC_UNKNOWN = 0,	/* acknowledged already, or never sent */
+	DPQ_LOSS_REC_CONGESTION,	/* outstanding: a congestion event */
+	DPQ_LOSS_REC_WAS_LOST,		/* declared lost before: forgotten */
+};
+
 /*
  * The peer rebuilt packet pn of space from XOR-FEC repair data instead of
  * receiving it (RECOVERED frame, docs/fec.md §5, §8): the path dropped
- * it, so congestion control reacts as to a loss of a packet sent then
- * (a congestion event, one reduction per recovery period, RFC 9002
- * §7.3.2), but the packet stays in flight and its frames are not
- * re-queued: the peer acknowledges it. Returns true if pn was still
- * outstanding; packet numbers already acknowledged, declared lost or
- * never sent change nothing.
+ * it. If it is still outstanding, congestion control reacts as to a loss
+ * of a packet sent then (a congestion event, one reduction per recovery
+ * period, RFC 9002 §7.3.2), but it stays in flight and its frames are not
+ * re-queued: the peer acknowledges it. If loss detection had declared it
+ * lost already (the reaction happened then), it is forgotten, so that the
+ * acknowledgment that follows is not taken for a spurious loss and the
+ * reaction undone.
  */
-bool dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
-		enum dpq_pn_space space, uint64_t pn, uint64_t now);
+enum dpq_loss_recovered dpq_loss_on_recovered(struct dpq_loss *l,
+		struct dpq_cc *cc, enum dpq_pn_space space, uint64_t pn,
+		uint64_t now);
+
+/*
+ * Raise the packet reordering threshold (RFC 9002 §6.1.1) to at least n
+ * (capped at DPQ_LOSS_PACKET_THRESHOLD_MAX): an XOR-FEC sender whose
+ * groups have K members lets the group's REPAIR arrive (K + 2) before a
+ * missing member is condemned and sent again.
+ */
+void dpq_loss_raise_pkt_threshold(struct dpq_loss *l, uint32_t n);
 
 /*
  * The path changed (RFC 9000 §9.4): RTT estimate back to initial_rtt (us,

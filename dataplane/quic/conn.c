@@ -209,6 +209,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 		c->odcid = in->dcid;
 	}
 	build_local_tparams(c, in);
+	dpq_conn_fec_init(c);
 
 	/* Initial keys from the DCID of the client's Initial (RFC 9001
 	 * §5.2); for a server after Retry that is the Retry's SCID. */
@@ -294,6 +295,7 @@ dpq_conn_destroy(struct dpq_conn *c)
 	if (c->hs_ops != NULL && c->hs_ops->release != NULL)
 		c->hs_ops->release(c->hs, c);
 	dpq_conn_streams_free(c);
+	dpq_conn_fec_destroy(c);
 	dpq_loss_destroy(&c->loss);
 	dpq_conn_keys_free(c);
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
@@ -377,11 +379,15 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 {
 	enum dpq_role peer = c->role == DPQ_ROLE_SERVER ? DPQ_ROLE_CLIENT :
 		DPQ_ROLE_SERVER;
+	/* Extension parameters we read (the others are ignored). */
+	static const uint64_t keep[] = { DPQ_FEC_TP_ID };
 	struct dpq_cid_auth auth = { 0 };
 	struct dpq_tparams *tp = &c->peer_tp;
+	uint64_t te;
 	int rc;
 
-	rc = dpq_tparams_decode(data, data + len, peer, NULL, 0, tp);
+	rc = dpq_tparams_decode(data, data + len, peer, keep,
+			sizeof(keep) / sizeof(keep[0]), tp);
 	if (rc != 0)
 		return DPQ_TE_TRANSPORT_PARAMETER_ERROR;
 	auth.peer_scid = c->peer_initial_scid;
@@ -391,6 +397,9 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 	rc = dpq_tparams_check_cids(tp, c->role, &auth);
 	if (rc != 0)
 		return dpq_err_transport_code(rc);
+	te = dpq_conn_fec_peer_tparams(c, tp);
+	if (te != 0)
+		return te;
 	c->peer_tp_set = true;
 
 	/* RFC 9000 §10.1: the idle timeout is the smaller non-zero one.
@@ -802,4 +811,10 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	st->auth_failures = c->ku.auth_failures;
 	st->created_us = c->created;
 	st->streams = c->nstreams;
+	st->fec_loss_ppm = dpq_fec_meter_rate_ppm(&c->fec_meter);
+	if (c->fec != NULL) {
+		st->fec_groups = c->fec->tx.stats.groups;
+		st->fec_repair_bytes = c->fec->tx.stats.repair_bytes;
+		st->fec_protected = c->fec->tx.stats.members;
+	}
 }

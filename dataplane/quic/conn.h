@@ -43,6 +43,7 @@
 #include "dataplane/engine/packet.h"
 #include "dataplane/engine/tparams.h"
 #include "dataplane/engine/wire.h"
+#include "dataplane/fec/fec.h"
 
 struct dpq_conn;
 
@@ -123,6 +124,16 @@ struct dpq_conn_conf {
 	/* RFC 9001 §6.6 limits, for tests; 0: those of the AEAD. */
 	uint64_t aead_conf_limit;	/* packets sealed with one key */
 	uint64_t aead_integ_limit;	/* packets failing to open */
+	/* XOR-FEC extension (docs/fec.md). fec_max_group: the largest
+	 * group we accept (1..64), announced in the xor_fec transport
+	 * parameter; 0: the extension is off (no parameter, no frames
+	 * either way). fec: the groups we send once both sides have the
+	 * extension (mode DPQ_FEC_OFF: receive only). fec_loss_prior_ppm:
+	 * the adaptive loss meter's starting point (the shard's recent
+	 * loss), so a short transfer on a lossy path is protected early. */
+	uint8_t fec_max_group;
+	struct dpq_fec_policy fec;
+	uint32_t fec_loss_prior_ppm;
 };
 
 /* Everything a connection is created with. */
@@ -272,6 +283,15 @@ struct dpq_conn_stats {
 	uint64_t auth_failures;		/* packets that failed to open */
 	uint64_t created_us;		/* now of dpq_conn_create() */
 	uint32_t streams;		/* open streams */
+	/* XOR-FEC (docs/fec.md): fec_on when both sides have it. */
+	bool fec_on;
+	uint64_t fec_groups;		/* REPAIR frames we sent for a group */
+	uint64_t fec_repair_bytes;	/* their bytes: the overhead */
+	uint64_t fec_protected;		/* our packets covered by a group */
+	uint64_t fec_recovered;		/* peer packets we rebuilt */
+	uint64_t fec_unrecoverable;	/* groups that lost two or more */
+	uint64_t fec_peer_recovered;	/* our packets the peer rebuilt */
+	uint32_t fec_loss_ppm;		/* the sender's loss meter */
 	uint16_t cipher_suite;
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
@@ -280,6 +300,12 @@ void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
  * handshake is confirmed and the peer acknowledged the current keys.
  * Returns 0, -EAGAIN before the handshake is confirmed, -EPIPE closing. */
 int dpq_conn_key_update(struct dpq_conn *c);
+
+/* The XOR-FEC policy for what this connection sends from now on
+ * (docs/fec.md §10); takes effect at the next group. Returns 0, or
+ * -EINVAL for a bad policy. */
+int dpq_conn_set_fec_policy(struct dpq_conn *c,
+		const struct dpq_fec_policy *p);
 
 /* Close with a transport (app=false) or application error: sends
  * CONNECTION_CLOSE, then closing for 3 PTO (RFC 9000 §10.2). */

@@ -220,12 +220,82 @@ struct dpq_conn {
 
 	struct dpq_conn_stats stats;
 
+	/* XOR-FEC extension (conn_fec.c, docs/fec.md): our xor_fec value,
+	 * the policy and loss meter, and the rest, allocated once both
+	 * sides turned out to have the extension (NULL otherwise). */
+	uint8_t fec_tp[4];
+	uint8_t fec_tp_len;
+	struct dpq_fec_policy fec_policy;
+	struct dpq_fec_meter fec_meter;
+	struct dpq_conn_fec *fec;
+
 	/* Trace hook (trace.h); NULL: off. */
 	dpq_trace_fn *trace;
 	void *trace_ctx;
 	uint8_t trace_phase;		/* last reported enum dpq_cc_phase */
 	uint8_t trace_loss_trigger;	/* for losses being reported */
 };
+
+/* Member payloads and REPAIR data areas of one burst, for the XOR pass. */
+#define DPQ_CONN_FEC_SEGS	64
+
+struct dpq_conn_fec {
+	uint32_t peer_max;		/* the peer's Max Group Size */
+	struct dpq_fec_tx tx;
+	struct dpq_fec_rx rx;
+	struct dpq_fec_seg segs[DPQ_CONN_FEC_SEGS];
+	unsigned int nsegs;
+	/* The packet being processed carries this REPAIR (handled after
+	 * its frames; such a packet is not accumulated). */
+	bool rx_has_repair;
+	struct dpq_fec_repair rx_repair;
+	uint64_t now;			/* of the packet being processed */
+};
+
+/* conn_fec.c: the XOR-FEC extension inside the connection. */
+void dpq_conn_fec_init(struct dpq_conn *c);
+void dpq_conn_fec_destroy(struct dpq_conn *c);
+/* The peer's transport parameters arrived: 0 or a transport error. */
+uint64_t dpq_conn_fec_peer_tparams(struct dpq_conn *c,
+		const struct dpq_tparams *tp);
+/* Sender, from the packet builder (1-RTT packets only). */
+bool dpq_conn_fec_send_due(const struct dpq_conn *c);
+/* A 1-RTT packet pn starts at p (payload limit *end): writes a due
+ * REPAIR frame first, or keeps the group's reserve off *end. Returns
+ * the new p, or NULL if a due REPAIR does not fit in this packet (build
+ * no 1-RTT packet in this datagram). *repair says whether one was
+ * written (the caller records it: ack-eliciting, DPQ_SENT_REC_FEC_REPAIR
+ * with *first, *count). */
+uint8_t *dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn,
+		uint8_t *p, uint8_t **end, bool *repair, uint64_t *first,
+		uint32_t *count);
+/* The 1-RTT packet pn is complete, payload [payload, payload + len). */
+void dpq_conn_fec_end_packet(struct dpq_conn *c, uint64_t pn,
+		const uint8_t *payload, size_t len, bool ack_eliciting);
+/* The sender has nothing more to send: send an open group's REPAIR. */
+void dpq_conn_fec_on_idle(struct dpq_conn *c);
+/* RECOVERED frame for packets we rebuilt, before an ACK frame. */
+uint8_t *dpq_conn_fec_write_recovered(struct dpq_conn *c, uint8_t *p,
+		const uint8_t *end);
+/* The burst is built: XOR its plaintexts (before the seal). */
+void dpq_conn_fec_pass(struct dpq_conn *c);
+/* An ack-eliciting packet of ours was declared lost. */
+void dpq_conn_fec_on_lost(struct dpq_conn *c, enum dpq_pn_space sp,
+		const struct dpq_sent_pkt *pkt);
+/* Receiver: is the frame at p one of the extension's? */
+bool dpq_conn_fec_is_frame(const struct dpq_conn *c, const uint8_t *p,
+		const uint8_t *end, uint64_t *type);
+/* Handle the extension's frame at p in a packet of pkt_type; returns the
+ * bytes it took, or a DPQ_TE_ERR() to close with. */
+ssize_t dpq_conn_fec_on_frame(struct dpq_conn *c, enum dpq_pkt_type pkt_type,
+		const uint8_t *p, const uint8_t *end, uint64_t now);
+/* The 1-RTT packet pn was processed (its payload still in place). */
+void dpq_conn_fec_on_rx(struct dpq_conn *c, uint64_t pn,
+		const uint8_t *payload, size_t len, uint64_t now);
+
+/* conn_recv.c: process the frames of a packet the receiver rebuilt. */
+int dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn,
+		const uint8_t *payload, size_t len, uint64_t now);
 
 /* conn.c */
 void dpq_conn_set_state(struct dpq_conn *c, enum dpq_conn_state to);

@@ -511,6 +511,61 @@ dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	return 0;
 }
 
+/* The frames of a packet of pkt_type, [p, end). Returns 0, or the error
+ * of a frame that closed the connection or must drop the packet. */
+static int
+rx_frames(struct dpq_conn *c, enum dpq_pkt_type pkt_type, const uint8_t *p,
+		const uint8_t *end, bool deliver[DPQ_EPOCH_COUNT],
+		bool *eliciting, struct dpq_trace_pkt *tp, uint64_t now)
+{
+	enum dpq_epoch e = dpq_pkt_type_epoch(pkt_type);
+	struct dpq_frame f;
+	uint64_t xt;
+	int rc;
+
+	while (p < end) {
+		const struct dpq_frame_info *fi;
+		ssize_t n;
+
+		/* The XOR-FEC extension's frames (docs/fec.md). */
+		if (dpq_conn_fec_is_frame(c, p, end, &xt)) {
+			n = dpq_conn_fec_on_frame(c, pkt_type, p, end, now);
+			if (n < 0) {
+				close_err(c, (int)n, xt, "XOR-FEC frame");
+				return (int)n;
+			}
+			if (xt == DPQ_FEC_FT_REPAIR)
+				*eliciting = true;
+			p += n;
+			continue;
+		}
+		n = dpq_frame_decode(p, end, &f);
+		if (n < 0) {
+			close_err(c, (int)n, 0, "frame encoding");
+			return (int)n;
+		}
+		fi = dpq_frame_info(f.type);
+		if (!dpq_frame_allowed(f.type, pkt_type) ||
+		    (c->role == DPQ_ROLE_SERVER && fi != NULL &&
+		     (fi->flags & DPQ_FTF_SERVER_ONLY))) {
+			close_te(c, DPQ_TE_PROTOCOL_VIOLATION, f.type,
+					"frame not allowed here");
+			return -EPROTO;
+		}
+		if (dpq_frame_is_ack_eliciting(f.type))
+			*eliciting = true;
+		if (c->trace != NULL)
+			dpq_conn_trace_frame(tp, &f);
+		rc = on_frame(c, e, &f, deliver, now);
+		if (rc != 0)
+			return rc;
+		if (c->state >= DPQ_CONN_DRAINING)
+			break;
+		p += n;
+	}
+	return 0;
+}
+
 static int
 rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		const struct dpq_open_op *op, size_t dgram_len, uint64_t now)
@@ -521,7 +576,6 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	const uint8_t *p, *end;
 	bool eliciting = false;
 	struct dpq_trace_pkt tp;
-	struct dpq_frame f;
 	int rc, i;
 
 	if (op->status != 0)
@@ -577,39 +631,20 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		return -EPROTO;
 	}
 	memset(&tp, 0, sizeof(tp));
-	while (p < end) {
-		ssize_t n = dpq_frame_decode(p, end, &f);
-		const struct dpq_frame_info *fi;
-
-		if (n < 0) {
-			close_err(c, (int)n, 0, "frame encoding");
-			return (int)n;
-		}
-		fi = dpq_frame_info(f.type);
-		if (!dpq_frame_allowed(f.type, h->type) ||
-		    (c->role == DPQ_ROLE_SERVER && fi != NULL &&
-		     (fi->flags & DPQ_FTF_SERVER_ONLY))) {
-			close_te(c, DPQ_TE_PROTOCOL_VIOLATION, f.type,
-					"frame not allowed here");
-			return -EPROTO;
-		}
-		if (dpq_frame_is_ack_eliciting(f.type))
-			eliciting = true;
-		if (c->trace != NULL)
-			dpq_conn_trace_frame(&tp, &f);
-		rc = on_frame(c, e, &f, deliver, now);
-		if (rc != 0)
-			return rc;
-		if (c->state >= DPQ_CONN_DRAINING)
-			break;
-		p += n;
-	}
+	if (c->fec != NULL)
+		c->fec->rx_has_repair = false;
+	rc = rx_frames(c, h->type, p, end, deliver, &eliciting, &tp, now);
+	if (rc != 0)
+		return rc;
 
 	if (dpq_ackr_record(&c->pns[sp].ackr, op->pn, eliciting,
 			DPQ_ECN_NOT_ECT, now) == 0 &&
 	    (c->largest_rx_pn[sp] == DPQ_PN_NONE ||
 	     op->pn > c->largest_rx_pn[sp]))
 		c->largest_rx_pn[sp] = op->pn;
+	/* XOR-FEC: the plaintext joins its group while it is still here. */
+	if (e == DPQ_EPOCH_1RTT && c->fec != NULL)
+		dpq_conn_fec_on_rx(c, op->pn, p, (size_t)(end - p), now);
 	c->stats.pkts_recv++;
 	if (c->trace != NULL)
 		dpq_conn_trace_received(c, e, op->pn,
@@ -649,6 +684,42 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		dpq_conn_replay_buffered(c, now);
 	}
 	return rc;
+}
+
+/* A 1-RTT packet the XOR-FEC receiver rebuilt (docs/fec.md §7): its
+ * frames go through the normal handlers and it is acknowledged, as if it
+ * had arrived. */
+int
+dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
+		size_t len, uint64_t now)
+{
+	bool deliver[DPQ_EPOCH_COUNT] = { false };
+	struct dpq_ackr *a = &c->pns[DPQ_PN_SPACE_APP].ackr;
+	bool eliciting = false;
+	struct dpq_trace_pkt tp;
+	int rc, i;
+
+	/* It may have arrived after all, before its group was known. */
+	if (c->state != DPQ_CONN_ESTABLISHED ||
+	    dpq_ackr_is_duplicate(a, pn))
+		return -EALREADY;
+	memset(&tp, 0, sizeof(tp));
+	rc = rx_frames(c, DPQ_PKT_1RTT, payload, payload + len, deliver,
+			&eliciting, &tp, now);
+	if (rc != 0)
+		return rc;
+	if (dpq_ackr_record(a, pn, eliciting, DPQ_ECN_NOT_ECT, now) == 0 &&
+	    (c->largest_rx_pn[DPQ_PN_SPACE_APP] == DPQ_PN_NONE ||
+	     pn > c->largest_rx_pn[DPQ_PN_SPACE_APP]))
+		c->largest_rx_pn[DPQ_PN_SPACE_APP] = pn;
+	c->stats.pkts_recv++;
+	if (c->trace != NULL)
+		dpq_conn_trace_received(c, DPQ_EPOCH_1RTT, pn, (uint32_t)len,
+				&tp);
+	for (i = 0; i < DPQ_EPOCH_COUNT; i++)
+		if (deliver[i])
+			dpq_conn_deliver_crypto(c, (enum dpq_epoch)i);
+	return 0;
 }
 
 /* RFC 9000 §10.3.1: does this datagram end with a token of the peer's?

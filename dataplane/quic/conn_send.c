@@ -96,7 +96,7 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
 		return true;
 	if (e != DPQ_EPOCH_1RTT || !c->hs_complete)
 		return false;
-	return app_control_pending(c) ||
+	return app_control_pending(c) || dpq_conn_fec_send_due(c) ||
 		(c->sendq != NULL && dpq_cc_available(&c->cc) > 0);
 }
 
@@ -116,6 +116,10 @@ write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 	n = dpq_ackr_ranges(a, ranges, DPQ_ACKR_MAX_RANGES);
 	if (n == 0)
 		return;
+	/* XOR-FEC: packets we rebuilt, before the ACK that covers them
+	 * (docs/fec.md §7), so the peer still has them in flight. */
+	if (b->sp == DPQ_PN_SPACE_APP)
+		b->p = dpq_conn_fec_write_recovered(c, b->p, b->end);
 	delay = b->sp == DPQ_PN_SPACE_APP ?
 		dpq_ackr_ack_delay(a, now, OUR_ACK_DELAY_EXPONENT) : 0;
 	/* Drop the oldest ranges until the frame fits. */
@@ -446,6 +450,27 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 		return false;
 	b->payload = b->p = q;
 	b->pn_offset = (size_t)(q - buf) - b->pn_len;
+	if (e == DPQ_EPOCH_1RTT && c->fec != NULL &&
+	    c->state == DPQ_CONN_ESTABLISHED) {
+		struct dpq_sent_rec *r;
+		uint64_t first;
+		uint32_t count;
+		bool repair;
+
+		/* XOR-FEC (docs/fec.md §6): a due REPAIR frame goes first;
+		 * group members leave room for it. */
+		q = dpq_conn_fec_begin_packet(c, b->pn, b->p, &b->end, &repair,
+				&first, &count);
+		if (q == NULL)
+			return false;
+		b->p = q;
+		if (repair) {
+			r = rec_add(b, DPQ_SENT_REC_FEC_REPAIR);
+			r->fec_repair.first_pn = first;
+			r->fec_repair.count = count;
+			b->eliciting = true;
+		}
+	}
 	return b->end - b->p > 8;
 }
 
@@ -541,6 +566,9 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	c->pns[b->sp].next_pn++;
 	if (b->e == DPQ_EPOCH_1RTT)
 		dpq_conn_keys_on_sent(c, b->pn);
+	if (b->e == DPQ_EPOCH_1RTT && record)
+		dpq_conn_fec_end_packet(c, b->pn, b->payload,
+				(size_t)(b->p - b->payload), b->eliciting);
 	len += DPQ_CRYPTO_TAG_LEN;
 	c->stats.pkts_sent++;
 	if (c->trace != NULL)
@@ -573,6 +601,7 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 		size_t min_len, struct dpq_seal_op *op, uint64_t now)
 {
 	struct pkt_build b;
+	size_t len;
 
 	if (!begin_packet(c, &b, e, buf, room))
 		return 0;
@@ -601,7 +630,12 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 		dpq_cc_set_app_limited(&c->cc, !b.cc_blocked &&
 				c->sendq == NULL);
 	pad_packet(&b, min_len);
-	return finish_packet(c, &b, op, true, now);
+	len = finish_packet(c, &b, op, true, now);
+	/* Nothing more to send: a transfer's tail, whose loss would cost a
+	 * probe timeout; its XOR-FEC group's REPAIR goes now. */
+	if (e == DPQ_EPOCH_1RTT && !b.cc_blocked && c->sendq == NULL)
+		dpq_conn_fec_on_idle(c);
+	return len;
 }
 
 /* RFC 9000 §10.2.3: CONNECTION_CLOSE in every epoch the peer may be able
@@ -737,6 +771,8 @@ dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 			dpq_loss_set_amplification_limited(&c->loss, true,
 					now);
 	}
+	/* XOR-FEC: the plaintexts of this build, before the caller seals. */
+	dpq_conn_fec_pass(c);
 	c->stats.bytes_sent += off;
 	return (ssize_t)off;
 }
@@ -936,5 +972,6 @@ dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
 
 	if (c->trace != NULL)
 		dpq_conn_trace_lost(c, space, pkt);
+	dpq_conn_fec_on_lost(c, space, pkt);
 	on_frames(c, space, pkt, false);
 }

@@ -192,6 +192,11 @@ link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len)
 	struct pair_dgram *g;
 
 	l->bytes += len;
+	if (l->drop_next) {
+		l->drop_next = false;
+		l->dropped++;
+		return;
+	}
 	if (l->blackhole || (idx < 64 && (l->drop_mask >> idx) & 1) ||
 	    (l->loss > 0 && (double)(rnd(p) % 1000000) / 1e6 < l->loss) ||
 	    l->tail - l->head >= PAIR_QUEUE) {

@@ -32,6 +32,9 @@ struct pair_link {
 	/* drop the datagrams whose index (from 0) is in drop_mask bits */
 	uint64_t drop_mask;
 	bool blackhole;
+	/* drop the next datagram sent (set from a trace hook while the
+	 * sender builds it), then clear */
+	bool drop_next;
 };
 
 /* A CRYPTO delivery waiting in the asynchronous handshake service. */

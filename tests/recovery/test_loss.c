@@ -515,32 +515,76 @@ test_fec_recovered(void **state)
 	send(&f, DPQ_PN_SPACE_APP, 1, 1 * MS);
 	send(&f, DPQ_PN_SPACE_APP, 2, 2 * MS);
 	flight = f.cc.bytes_in_flight;
-	assert_true(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 1,
-			30 * MS));
+	assert_int_equal(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP,
+			1, 30 * MS), DPQ_LOSS_REC_CONGESTION);
 	assert_int_equal(f.cc.cwnd, 6000);	/* halved, as for a loss */
 	assert_int_equal(f.cc.bytes_in_flight, flight);
 	assert_int_equal(f.seen.nlost, 0);
 	assert_int_equal(f.l.stats.recovered, 1);
 	/* Another in the same recovery period: no second reduction. */
-	assert_true(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 2,
-			31 * MS));
+	assert_int_equal(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP,
+			2, 31 * MS), DPQ_LOSS_REC_CONGESTION);
 	assert_int_equal(f.cc.cwnd, 6000);
 	/* Unknown packet numbers and other spaces change nothing. */
-	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 9,
-			32 * MS));
-	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_INITIAL,
-			1, 32 * MS));
-	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_COUNT,
-			1, 32 * MS));
+	assert_int_equal(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP,
+			9, 32 * MS), DPQ_LOSS_REC_UNKNOWN);
+	assert_int_equal(dpq_loss_on_recovered(&f.l, &f.cc,
+			DPQ_PN_SPACE_INITIAL, 1, 32 * MS), DPQ_LOSS_REC_UNKNOWN);
+	assert_int_equal(dpq_loss_on_recovered(&f.l, &f.cc,
+			DPQ_PN_SPACE_COUNT, 1, 32 * MS), DPQ_LOSS_REC_UNKNOWN);
 	/* The ACK that follows acknowledges them: data not re-queued. */
 	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 2, 40 * MS, &info), 0);
 	assert_int_equal(info.packets_acked, 3);
 	assert_int_equal(info.packets_lost, 0);
 	assert_int_equal(f.cc.bytes_in_flight, 0);
 	/* Once acknowledged, a late report is ignored. */
-	assert_false(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP, 1,
-			41 * MS));
+	assert_int_equal(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP,
+			1, 41 * MS), DPQ_LOSS_REC_UNKNOWN);
 	assert_int_equal(f.l.stats.recovered, 2);
+	fx_fini(&f);
+}
+
+/* A packet declared lost and then reported rebuilt: its loss reaction
+ * stays (no spurious-loss undo when its ACK arrives). A raised packet
+ * threshold lets a group's REPAIR arrive first. */
+static void
+test_fec_recovered_after_loss(void **state)
+{
+	struct dpq_loss_ack_info info;
+	struct fx f;
+	uint64_t pn, cwnd;
+
+	(void)state;
+	fx_init(&f, true, true);
+	for (pn = 0; pn < 6; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS);
+	/* 1..5 acked, 0 lost by packet threshold (3). */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 1, 5, 50 * MS, &info), 0);
+	assert_int_equal(info.packets_lost, 1);
+	cwnd = f.cc.cwnd;
+	assert_int_equal(dpq_loss_on_recovered(&f.l, &f.cc, DPQ_PN_SPACE_APP,
+			0, 51 * MS), DPQ_LOSS_REC_WAS_LOST);
+	assert_int_equal(f.cc.cwnd, cwnd);	/* reacted once, at the loss */
+	/* The ACK of 0 that follows: not spurious, nothing undone. */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 0, 5, 52 * MS, &info), 0);
+	assert_int_equal(info.packets_spurious, 0);
+	assert_int_equal(f.l.stats.spurious, 0);
+	assert_int_equal(f.cc.cwnd, cwnd);
+	fx_fini(&f);
+
+	fx_init(&f, true, true);
+	dpq_loss_raise_pkt_threshold(&f.l, 10);
+	dpq_loss_raise_pkt_threshold(&f.l, 4);		/* never lowers */
+	assert_int_equal(f.l.pkt_threshold, 10);
+	for (pn = 0; pn < 8; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS / 10);
+	/* Within kGranularity of pn 0's send: only the packet threshold
+	 * could condemn it, and 7 later packets are fewer than 10. */
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 1, 7, 9 * MS / 10, &info),
+			0);
+	assert_int_equal(info.packets_lost, 0);
+	dpq_loss_raise_pkt_threshold(&f.l, 1000);
+	assert_int_equal(f.l.pkt_threshold, DPQ_LOSS_PACKET_THRESHOLD_MAX);
 	fx_fini(&f);
 }
 
@@ -851,6 +895,7 @@ main(void)
 		cmocka_unit_test(test_spurious_not_after_ce),
 		cmocka_unit_test(test_lost_kept_then_forgotten),
 		cmocka_unit_test(test_fec_recovered),
+		cmocka_unit_test(test_fec_recovered_after_loss),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
