@@ -191,6 +191,8 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	c->hs = in->hs;
 	c->app = in->app;
 	c->app_ctx = in->app_ctx;
+	c->wake = in->wake;
+	c->wake_arg = in->wake_arg;
 	c->scid = in->scid;
 	c->created = in->now;
 	c->now = in->now;
@@ -325,6 +327,7 @@ dpq_conn_hs_send(struct dpq_conn *c, enum dpq_epoch epoch,
 {
 	ssize_t n;
 
+	dpq_conn_wake(c);
 	if ((unsigned int)epoch >= DPQ_EPOCH_COUNT ||
 	    epoch == DPQ_EPOCH_0RTT)
 		return -EINVAL;
@@ -347,6 +350,7 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 	enum dpq_aead alg;
 	int rc;
 
+	dpq_conn_wake(c);
 	if ((unsigned int)epoch >= DPQ_EPOCH_COUNT ||
 	    epoch == DPQ_EPOCH_INITIAL)
 		return -EINVAL;
@@ -435,6 +439,7 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 void
 dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 {
+	dpq_conn_wake(c);
 	if (c->hs_complete || dpq_conn_is_closing(c))
 		return;
 	if (!c->peer_tp_set) {
@@ -465,6 +470,7 @@ dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 void
 dpq_conn_hs_failed(struct dpq_conn *c, uint64_t error_code)
 {
+	dpq_conn_wake(c);
 	c->hs_failed = true;
 	dpq_conn_close_transport(c, error_code ? error_code :
 			DPQ_TE_CRYPTO(80), 0, "handshake failed");
@@ -611,6 +617,7 @@ void
 dpq_conn_close(struct dpq_conn *c, bool app, uint64_t error_code,
 		const char *reason)
 {
+	dpq_conn_wake(c);
 	start_close(c, app, error_code, 0, reason);
 }
 
@@ -642,10 +649,21 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		t = dpq_loss_deadline(&c->loss);
 	if (dpq_conn_keys_deadline(c) < t)
 		t = dpq_conn_keys_deadline(c);
+	/* ACK deadlines the builder can act on: not without the space's
+	 * write key nor while the amplification limit blocks every send,
+	 * which only a received datagram lifts (the owner would be woken
+	 * for nothing, again and again). */
+	if (c->role == DPQ_ROLE_SERVER && !c->address_validated &&
+	    DPQ_CONN_AMP_FACTOR * c->amp_recv < c->amp_sent + 64)
+		return t;
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
+		static const enum dpq_epoch key_of[DPQ_PN_SPACE_COUNT] = {
+			DPQ_EPOCH_INITIAL, DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT,
+		};
 		uint64_t d;
 
-		if (c->pns[i].discarded || !dpq_ackr_has_new(&c->pns[i].ackr))
+		if (c->pns[i].discarded || c->tx[key_of[i]] == NULL ||
+		    !dpq_ackr_has_new(&c->pns[i].ackr))
 			continue;
 		d = dpq_ackr_deadline(&c->pns[i].ackr);
 		if (d < t)

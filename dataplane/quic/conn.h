@@ -19,6 +19,21 @@
  * Send: dpq_conn_send() builds and seals one datagram; dpq_conn_build()
  * builds it and leaves the seal ops to the caller's burst.
  *
+ * Wake-up contract (what an owner such as the shard may rely on, so that
+ * it touches only the connections that need it, never every connection
+ * per loop): after any call into the connection, the owner runs
+ * dpq_conn_poll() and dpq_conn_build() until it returns 0, then reads
+ * dpq_conn_next_timeout() and calls again no later than then. Besides
+ * that, a connection needs its owner only
+ *   - when a datagram for it arrives (dpq_conn_recv or the rx steps);
+ *   - when it calls the wake hook of struct dpq_conn_init: every entry
+ *     point through which the handshake service (dpq_conn_hs_*) or the
+ *     application (stream calls, dpq_conn_close) can create work does,
+ *     so an application may write from outside a callback;
+ * next_timeout covers every time-driven need (idle, loss and PTO, ACK
+ * deadlines, closing and draining, pacing). dpq_conn_wants_send() says
+ * whether a build would produce a datagram now.
+ *
  * Thread: a connection belongs to one shard (shard only), except that the
  * dpq_conn_hs_*() calls arrive there as messages from the handshake
  * service.
@@ -159,6 +174,12 @@ struct dpq_conn_init {
 	/* Stateless reset token for scid (server). */
 	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];
 	uint64_t now;
+	/* The owner's wake-up hook (see the wake-up contract above): the
+	 * connection has work to do; poll and build it soon. May be called
+	 * from inside any call into the connection, any number of times.
+	 * NULL: the owner polls the connection by itself. */
+	void (*wake)(void *arg, struct dpq_conn *c);
+	void *wake_arg;
 };
 
 /* Create a connection. A client is ready to send its first Initial once
@@ -239,8 +260,13 @@ void dpq_conn_poll(struct dpq_conn *c, uint64_t now);
 void dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 		uint64_t now);
 
-/* Earliest time dpq_conn_on_timeout() must run (UINT64_MAX: none). */
+/* Earliest time dpq_conn_on_timeout() must run (UINT64_MAX: none); it
+ * covers every time-driven need (wake-up contract above). */
 uint64_t dpq_conn_next_timeout(const struct dpq_conn *c);
+/* Would dpq_conn_build() produce a datagram at now? False while nothing
+ * is pending or the congestion window, pacing or the amplification limit
+ * holds it back (a received datagram or next_timeout lifts that). */
+bool dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now);
 void dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now);
 
 /* ---- state --------------------------------------------------------------- */

@@ -217,6 +217,9 @@ struct dpq_conn {
 	bool in_rx;
 	uint64_t now;			/* latest now seen, for app calls */
 	void *owner;			/* the shard's slot */
+	/* The owner's wake-up hook (conn.h, wake-up contract). */
+	void (*wake)(void *arg, struct dpq_conn *c);
+	void *wake_arg;
 
 	struct dpq_conn_stats stats;
 
@@ -336,6 +339,17 @@ static inline bool
 dpq_conn_is_closing(const struct dpq_conn *c)
 {
 	return c->state >= DPQ_CONN_CLOSING;
+}
+
+/* The connection may have gained work outside the owner's recv, poll,
+ * on_timeout and build calls: tell the owner (conn.h, wake-up contract).
+ * Every entry point through which the handshake service or the
+ * application can create work calls it; harmless when redundant. */
+static inline void
+dpq_conn_wake(struct dpq_conn *c)
+{
+	if (c->wake != NULL)
+		c->wake(c->wake_arg, c);
 }
 
 /* conn_trace.c: call only when c->trace is set. */

@@ -777,6 +777,22 @@ dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	return (ssize_t)off;
 }
 
+bool
+dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
+{
+	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
+		return false;
+	/* As dpq_conn_build: under 64 bytes of allowance, nothing goes. */
+	if (c->role == DPQ_ROLE_SERVER && !c->address_validated &&
+	    DPQ_CONN_AMP_FACTOR * c->amp_recv < c->amp_sent + 64)
+		return false;
+	if (c->state == DPQ_CONN_CLOSING)
+		return c->close_pending;
+	return epoch_has_data(c, DPQ_EPOCH_INITIAL, now) ||
+		epoch_has_data(c, DPQ_EPOCH_HANDSHAKE, now) ||
+		epoch_has_data(c, DPQ_EPOCH_1RTT, now);
+}
+
 ssize_t
 dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap, uint64_t now)
 {

@@ -295,6 +295,7 @@ dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id)
 	uint64_t index;
 	int rc;
 
+	dpq_conn_wake(c);
 	if (c->state != DPQ_CONN_ESTABLISHED)
 		return c->state == DPQ_CONN_HANDSHAKING ? -EAGAIN : -EPIPE;
 	rc = dpq_streams_tx_open(&c->streams_tx[uni], &index);
@@ -314,6 +315,7 @@ dpq_conn_stream_write(struct dpq_conn *c, uint64_t id, const void *data,
 	struct dpq_qstream *qs;
 	ssize_t n;
 
+	dpq_conn_wake(c);
 	if (dpq_conn_is_closing(c))
 		return -EPIPE;
 	qs = dpq_conn_stream_find(c, id);
@@ -332,6 +334,7 @@ dpq_conn_stream_read(struct dpq_conn *c, uint64_t id, void *buf, size_t len,
 	struct dpq_qstream *qs;
 	size_t done = 0;
 
+	dpq_conn_wake(c);
 	*fin = false;
 	qs = dpq_conn_stream_find(c, id);
 	if (qs == NULL)
@@ -369,6 +372,7 @@ dpq_conn_stream_reset(struct dpq_conn *c, uint64_t id, uint64_t app_error)
 	struct dpq_qstream *qs = dpq_conn_stream_find(c, id);
 	int rc;
 
+	dpq_conn_wake(c);
 	if (qs == NULL)
 		return -ENOENT;
 	rc = dpq_stream_reset(&qs->s, app_error);
@@ -384,6 +388,7 @@ dpq_conn_stream_stop(struct dpq_conn *c, uint64_t id, uint64_t app_error)
 	struct dpq_qstream *qs = dpq_conn_stream_find(c, id);
 	int rc;
 
+	dpq_conn_wake(c);
 	if (qs == NULL)
 		return -ENOENT;
 	rc = dpq_stream_stop_sending(&qs->s, &c->rx_fc, app_error, c->now,

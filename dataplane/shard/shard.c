@@ -2,8 +2,19 @@
 /*
  * The shard loop (see shard.h). Connections live in a slot array; an
  * rte_hash maps each of their connection IDs (ours, and during the
- * handshake the client's original DCID) to the slot. Live slots are kept
- * in a compact list that the timer and send phases walk. Shard only.
+ * handshake the client's original DCID) to the slot.
+ *
+ * A poll touches only the connections that need it (conn.h, wake-up
+ * contract): those a datagram arrived for, those whose timer fired in the
+ * shard's timing wheel (dataplane/engine/wheel.h: one timer per slot, at
+ * the connection's next_timeout), and those that woke themselves through
+ * the hook (handshake messages, application calls). They wait on the
+ * ready list, an intrusive FIFO of slots; each poll takes at most
+ * DPQ_SHARD_READY_MAX of them and gives each a poll, a build of at most
+ * DPQ_SHARD_CONN_TX datagrams and a re-armed timer. A connection with
+ * more to send goes to the back of the list, so one busy connection
+ * cannot starve the others nor the receive side. Idle connections cost
+ * nothing per poll: no list of live connections is walked. Shard only.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +29,7 @@
 
 #include "dataplane/crypto/crypto.h"
 #include "dataplane/engine/packet.h"
+#include "dataplane/engine/wheel.h"
 #include "dataplane/server/listener.h"
 #include "dataplane/shard/msg.h"
 #include "dataplane/shard/shard.h"
@@ -33,15 +45,25 @@ struct cid_key {
 } __attribute__((aligned(4)));
 _Static_assert(sizeof(struct cid_key) % 4 == 0, "jhash reads words");
 
+/* Ticks of the timing wheel: 2^4 = 16 us, far below any QUIC timer's
+ * useful precision (ACK delay, PTO, pacing bursts). */
+#define WHEEL_TICK_SHIFT	4
+
+struct ready_link {
+	struct ready_link *next, *prev;
+};
+
 struct conn_slot {
+	struct dpq_wheel_node timer;	/* at dpq_conn_next_timeout() */
+	struct ready_link ready;	/* on the ready list when linked */
 	struct dpq_conn *c;
 	uint16_t gen;
+	bool hs_counted;
 	uint32_t live_pos;		/* index in s->live */
 	struct dpq_addr peer;
 	struct cid_key keys[CIDS_PER_CONN];
 	unsigned int nkeys;
 	void *app_ctx;
-	bool hs_counted;
 };
 
 struct dpq_shard {
@@ -53,6 +75,10 @@ struct dpq_shard {
 	uint32_t nfree;
 	uint32_t *live;
 	uint32_t nlive;
+	struct ready_link ready;	/* connections to touch */
+	struct dpq_wheel wheel;
+	uint64_t now;			/* of the latest poll */
+	bool polled;
 	struct dpq_shard_stats stats;
 	uint64_t rng;
 	/* the burst being transmitted */
@@ -91,6 +117,84 @@ rand_fill(struct dpq_shard *s, uint8_t *p, size_t n)
 		s->rng ^= s->rng << 17;
 		*p++ = (uint8_t)(s->rng >> 24);
 	}
+}
+
+/* ---- the ready list --------------------------------------------------- */
+
+static void
+ready_init(struct ready_link *h)
+{
+	h->next = h->prev = h;
+}
+
+static bool
+ready_linked(const struct conn_slot *sl)
+{
+	return sl->ready.next != NULL;
+}
+
+static void
+ready_del(struct conn_slot *sl)
+{
+	if (!ready_linked(sl))
+		return;
+	sl->ready.prev->next = sl->ready.next;
+	sl->ready.next->prev = sl->ready.prev;
+	sl->ready.next = sl->ready.prev = NULL;
+}
+
+/* Queue a connection to be touched (no-op if it waits already). */
+static void
+ready_add(struct dpq_shard *s, struct conn_slot *sl)
+{
+	if (ready_linked(sl) || sl->c == NULL)
+		return;
+	sl->ready.prev = s->ready.prev;
+	sl->ready.next = &s->ready;
+	s->ready.prev->next = &sl->ready;
+	s->ready.prev = &sl->ready;
+}
+
+static struct conn_slot *
+slot_of_link(struct ready_link *l)
+{
+	return (struct conn_slot *)((char *)l -
+			offsetof(struct conn_slot, ready));
+}
+
+/* The connection's wake hook (conn.h): queue it. */
+static void
+shard_wake(void *arg, struct dpq_conn *c)
+{
+	struct dpq_shard *s = arg;
+	uint32_t idx = (uint32_t)(uintptr_t)dpq_conn_owner(c);
+
+	if (idx < s->conf.max_conns && s->slots[idx].c == c)
+		ready_add(s, &s->slots[idx]);
+}
+
+/* Its timer fired. */
+static void
+shard_timer(void *arg, struct dpq_wheel_node *n)
+{
+	struct conn_slot *sl = (struct conn_slot *)n;	/* timer is first */
+
+	ready_add(arg, sl);
+}
+
+/* The timer at the connection's next timeout. One due already (or an
+ * ACK deadline the builder could not meet) fires at the next tick, not
+ * again in this poll: a connection that reports a past time cannot make
+ * the shard spin. */
+static void
+timer_rearm(struct dpq_shard *s, struct conn_slot *sl, uint64_t now)
+{
+	uint64_t t = dpq_conn_next_timeout(sl->c);
+
+	if (t <= now)
+		t = now + (UINT64_C(1) << WHEEL_TICK_SHIFT);
+	if (t != sl->timer.expire || !dpq_wheel_armed(&sl->timer))
+		dpq_wheel_arm(&s->wheel, &sl->timer, t);
 }
 
 int
@@ -135,8 +239,13 @@ dpq_shard_create(const struct dpq_shard_conf *conf, struct dpq_shard **out)
 	for (i = 0; i < max; i++) {
 		s->free_list[i] = max - 1 - i;
 		s->slots[i].gen = 1;
+		dpq_wheel_node_init(&s->slots[i].timer);
 	}
 	s->nfree = max;
+	ready_init(&s->ready);
+	/* Tick 0: the first poll's now, whatever its time base (the TSC, or
+	 * a test's virtual time), lies ahead of it. */
+	dpq_wheel_init(&s->wheel, 0, WHEEL_TICK_SHIFT);
 	*out = s;
 	return 0;
 }
@@ -175,6 +284,8 @@ slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 		s->stats.conns_closed++;
 	}
 
+	dpq_wheel_cancel(&s->wheel, &sl->timer);
+	ready_del(sl);
 	for (k = 0; k < sl->nkeys; k++)
 		rte_hash_del_key(s->cids, &sl->keys[k]);
 	if (sl->app_ctx != NULL && s->conf.app.conn_ctx_free != NULL)
@@ -282,6 +393,8 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in,
 	in->hs_ops = s->conf.hs.ops;
 	in->hs = s->conf.hs.hs;
 	in->app = s->conf.app.ops;
+	in->wake = shard_wake;
+	in->wake_arg = s;
 	if (dpq_conn_create(in, &c) != 0) {
 		s->free_list[s->nfree++] = idx;
 		s->stats.conns_refused++;
@@ -299,6 +412,8 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in,
 		dpq_conn_set_app_ctx(c, sl->app_ctx);
 	}
 	s->stats.conns_active = s->nlive;
+	/* Touched in this poll: its first flight, and its timer. */
+	ready_add(s, sl);
 	if (slot_add_cid(s, idx, &in->scid) != 0 ||
 	    s->conf.hs.attach(s->conf.hs.arg, c,
 			dpq_shard_conn_handle(s, c)) != 0) {
@@ -321,7 +436,8 @@ dpq_shard_connect(struct dpq_shard *s, const struct dpq_addr *peer,
 	rand_fill(s, in.scid.bytes, in.scid.len);
 	in.dcid.len = 8;
 	rand_fill(s, in.dcid.bytes, in.dcid.len);
-	in.now = dpq_shard_now_us();
+	/* The time base of the polls, once there was one. */
+	in.now = s->polled ? s->now : dpq_shard_now_us();
 	*out = conn_new(s, &in, peer);
 	if (*out == NULL)
 		return -ENOMEM;
@@ -375,24 +491,32 @@ tx_flush(struct dpq_shard *s)
 	s->nops = 0;
 }
 
-/* Build what connection idx has to send, sealing bursts as they fill. */
+/* Build what connection idx has to send, at most DPQ_SHARD_CONN_TX
+ * datagrams, sealing bursts as they fill. *more: it stopped with more to
+ * send (the budget, or no buffer). */
 static unsigned int
-conn_transmit(struct dpq_shard *s, uint32_t idx, uint64_t now)
+conn_transmit(struct dpq_shard *s, uint32_t idx, uint64_t now, bool *more)
 {
 	struct conn_slot *sl = &s->slots[idx];
 	unsigned int n = 0;
 
+	*more = false;
 	for (;;) {
 		struct rte_mbuf *m;
 		unsigned int k = 0;
 		ssize_t len;
 
+		if (n == DPQ_SHARD_CONN_TX) {
+			*more = dpq_conn_wants_send(sl->c, now);
+			break;
+		}
 		if (s->ntx == DPQ_SHARD_BURST)
 			tx_flush(s);
 		if (s->spare == NULL &&
 		    dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue,
 				&s->spare, 1) != 0) {
 			s->stats.tx_alloc_fail++;
+			*more = true;
 			break;
 		}
 		m = s->spare;
@@ -578,6 +702,7 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 		struct conn_slot *sl = &s->slots[b->slot[i]];
 		struct rte_mbuf *m = b->m[i];
 
+		ready_add(s, sl);
 		if (b->ops[i].status != 0) {
 			dpq_conn_rx_failed(sl->c, b->ops[i].pkt, m->data_len,
 					now);
@@ -628,10 +753,100 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 			rx_batch_run(s, b, now);
 		return;
 	}
+	ready_add(s, &s->slots[idx]);
 	if (dpq_conn_recv(s->slots[idx].c, d, m->data_len, now) > 0 &&
 	    dpq_conn_handshake_confirmed(s->slots[idx].c))
 		s->slots[idx].peer = dpq_pkt_meta(m)->peer;
 	rte_pktmbuf_free(m);
+}
+
+/* Touch one connection taken off the ready list: deferred work and due
+ * timers, build, and back on the list if it has more to send. Returns
+ * the datagrams built; the slot may be free afterwards. */
+static unsigned int
+conn_touch(struct dpq_shard *s, uint32_t idx, uint64_t now)
+{
+	struct conn_slot *sl = &s->slots[idx];
+	unsigned int n = 0;
+	bool more = false;
+
+	s->stats.conns_touched++;
+	dpq_conn_poll(sl->c, now);
+	if (!sl->hs_counted && dpq_conn_handshake_confirmed(sl->c)) {
+		struct dpq_conn_stats cs;
+
+		dpq_conn_get_stats(sl->c, &cs);
+		sl->hs_counted = true;
+		s->stats.handshakes_done++;
+		s->stats.handshake_us_sum += cs.handshake_us;
+	}
+	if (dpq_conn_state(sl->c) != DPQ_CONN_CLOSED)
+		n = conn_transmit(s, idx, now, &more);
+	if (dpq_conn_state(sl->c) == DPQ_CONN_CLOSED) {
+		/* Seal what is queued first: it may use its keys. */
+		tx_flush(s);
+		slot_free(s, idx);
+		return n;
+	}
+	if (more)
+		ready_add(s, sl);
+	return n;
+}
+
+/* The connections touched in one poll, for work after the last seal. */
+struct touched {
+	uint32_t idx[DPQ_SHARD_READY_MAX];
+	uint16_t gen[DPQ_SHARD_READY_MAX];
+	unsigned int n;
+};
+
+/* Touch up to DPQ_SHARD_READY_MAX connections of the ready list, in the
+ * order they were queued; those woken meanwhile wait for the next poll
+ * (the list is taken as a whole first). */
+static unsigned int
+run_ready(struct dpq_shard *s, uint64_t now)
+{
+	struct ready_link todo, *l;
+	struct touched t;
+	unsigned int work = 0, i;
+
+	if (s->ready.next == &s->ready)
+		return 0;
+	/* Take the list; s->ready collects what is queued from now on. */
+	todo.next = s->ready.next;
+	todo.prev = s->ready.prev;
+	todo.next->prev = &todo;
+	todo.prev->next = &todo;
+	ready_init(&s->ready);
+	t.n = 0;
+	while ((l = todo.next) != &todo && t.n < DPQ_SHARD_READY_MAX) {
+		struct conn_slot *sl = slot_of_link(l);
+		uint32_t idx = (uint32_t)(sl - s->slots);
+
+		ready_del(sl);
+		t.idx[t.n] = idx;
+		t.gen[t.n++] = sl->gen;
+		work += conn_touch(s, idx, now);
+	}
+	/* Over the budget: the rest goes first next time. */
+	if (todo.next != &todo) {
+		todo.prev->next = s->ready.next;
+		s->ready.next->prev = todo.prev;
+		todo.next->prev = &s->ready;
+		s->ready.next = todo.next;
+	}
+	tx_flush(s);
+	/* After every seal: deferred key discards (dpq_conn_tx_done), then
+	 * each timer at the connection's next timeout. */
+	for (i = 0; i < t.n; i++) {
+		struct conn_slot *sl = &s->slots[t.idx[i]];
+
+		if (sl->c == NULL || sl->gen != t.gen[i])
+			continue;	/* freed */
+		dpq_conn_tx_done(sl->c, now);
+		timer_rearm(s, sl, now);
+	}
+	return work;
 }
 
 unsigned int
@@ -641,6 +856,8 @@ dpq_shard_poll(struct dpq_shard *s, uint64_t now)
 	struct rx_batch batch;
 	unsigned int work = 0, i, n;
 
+	s->now = now;
+	s->polled = true;
 	batch.n = 0;
 	n = dpq_driver_rx_burst(s->conf.drv, s->conf.queue, pkts,
 			DPQ_SHARD_BURST);
@@ -657,37 +874,14 @@ dpq_shard_poll(struct dpq_shard *s, uint64_t now)
 	}
 	rx_batch_run(s, &batch, now);
 
-	/* Replies of the handshake service. */
+	/* Replies of the handshake service (they wake their connections). */
 	if (s->conf.hs.poll != NULL)
 		s->conf.hs.poll(s->conf.hs.arg, s);
 
-	/* Timers, deferred work, then transmit; closed connections go. */
-	for (i = 0; i < s->nlive;) {
-		uint32_t idx = s->live[i];
-		struct conn_slot *sl = &s->slots[idx];
-
-		dpq_conn_poll(sl->c, now);
-		if (!sl->hs_counted && dpq_conn_handshake_confirmed(sl->c)) {
-			struct dpq_conn_stats cs;
-
-			dpq_conn_get_stats(sl->c, &cs);
-			sl->hs_counted = true;
-			s->stats.handshakes_done++;
-			s->stats.handshake_us_sum += cs.handshake_us;
-		}
-		if (dpq_conn_state(sl->c) == DPQ_CONN_CLOSED) {
-			/* Seal what is queued first: it may use its keys. */
-			tx_flush(s);
-			slot_free(s, idx);
-			continue;	/* slot i now holds another */
-		}
-		work += conn_transmit(s, idx, now);
-		i++;
-	}
-	tx_flush(s);
-	/* Deferred key discards after everything is sealed. */
-	for (i = 0; i < s->nlive; i++)
-		dpq_conn_tx_done(s->slots[s->live[i]].c, now);
+	/* Timers due: their connections join the ready list. */
+	s->stats.timers_fired += dpq_wheel_advance(&s->wheel, now,
+			shard_timer, s);
+	work += run_ready(s, now);
 	return work;
 }
 
@@ -731,4 +925,12 @@ const struct dpq_addr *
 dpq_shard_conn_peer(const struct dpq_shard *s, const struct dpq_conn *c)
 {
 	return &s->slots[(uint32_t)(uintptr_t)dpq_conn_owner(c)].peer;
+}
+
+uint64_t
+dpq_shard_next_event(const struct dpq_shard *s)
+{
+	if (s->ready.next != &s->ready)
+		return s->now;
+	return dpq_wheel_next_event(&s->wheel);
 }

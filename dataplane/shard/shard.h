@@ -5,8 +5,11 @@
  *   receive a burst -> classify by destination CID (own connection, another
  *   shard's: hand over on its ring, unknown: the listener) -> batch header
  *   protection removal and AEAD for the 1-RTT packets of the burst ->
- *   process -> timers -> build datagrams -> seal them in one burst ->
- *   transmit.
+ *   process -> handshake replies -> timers due (a timing wheel) -> for
+ *   each connection on the ready list: build datagrams -> seal them in one
+ *   burst -> transmit.
+ * Only connections that need it are touched (conn.h, wake-up contract):
+ * a poll's cost does not grow with idle connections.
  * No locks on this path; connection handles that leave the shard are
  * (shard, slot, generation) numbers, never pointers.
  *
@@ -31,6 +34,11 @@ struct dpq_listener;
 
 /* Burst size of the loop. */
 #define DPQ_SHARD_BURST 32
+/* Connections touched per poll at most (the rest wait for the next). */
+#define DPQ_SHARD_READY_MAX 256
+/* Datagrams one connection builds per touch at most; with more to send
+ * it queues again behind the others. */
+#define DPQ_SHARD_CONN_TX 64
 
 /* How a shard reaches its handshake service. */
 struct dpq_shard_hs {
@@ -85,6 +93,10 @@ struct dpq_shard_stats {
 	uint64_t tx_alloc_fail, tx_seal_fail, tx_refused;
 	uint64_t handshakes_done;
 	uint64_t handshake_us_sum;
+	/* Wake-ups: connections touched (datagram, timer, or woken) and
+	 * timers fired. An idle connection adds to neither. */
+	uint64_t conns_touched;
+	uint64_t timers_fired;
 	/* Why connections ended. */
 	uint64_t closed_idle;		/* idle timeout (RFC 9000 §10.1) */
 	uint64_t closed_by_peer;	/* peer's CONNECTION_CLOSE or reset */
@@ -129,6 +141,11 @@ struct dpq_conn *dpq_shard_conn_at(struct dpq_shard *s, uint32_t i);
 /* The peer address a connection sends to. */
 const struct dpq_addr *dpq_shard_conn_peer(const struct dpq_shard *s,
 		const struct dpq_conn *c);
+/* When the shard next has work without receiving anything: the time of
+ * its earliest timer (no later than it), the latest poll's now when
+ * connections wait on the ready list, UINT64_MAX when neither. A loop
+ * with nothing to receive may sleep until then. */
+uint64_t dpq_shard_next_event(const struct dpq_shard *s);
 
 /* Monotonic microseconds from the TSC (the shard's clock). */
 uint64_t dpq_shard_now_us(void);

@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shard loop on its own, in virtual time: a server shard (listener,
+ * echo application) and a client shard joined by an in-memory driver
+ * (tests/lib/memdrv), handshakes by the TLS-less service of
+ * tests/lib/hs_null so that hundreds of connections take milliseconds.
+ * What is checked is the loop: connections are created and freed, timers
+ * fire on time and not before, idle connections are not touched, the
+ * wake hook and the ready list (its per-poll budget) work.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <rte_eal.h>
+
+#include "dataplane/server/listener.h"
+#include "dataplane/shard/shard.h"
+#include "tests/lib/hs_null.h"
+#include "tests/lib/memdrv.h"
+
+#define MAXC	400
+
+struct net {
+	struct rte_mempool *pool;
+	struct dpq_driver *sd, *cd;
+	struct dpq_shard *srv, *cli;
+	struct dpq_listener *l;
+	struct dpq_addr saddr, caddr;
+	uint64_t now;
+	/* connections by their established callback */
+	struct dpq_conn *sconn[MAXC], *cconn[MAXC];
+	unsigned int nsconn, ncconn;
+	/* bytes the clients received back */
+	uint64_t echoed;
+	bool fin_seen;
+};
+
+static struct net *cur;
+static struct rte_mempool *pool;
+
+/* ---- applications ------------------------------------------------------- */
+
+static void
+srv_established(struct dpq_conn *c, const char *alpn)
+{
+	(void)alpn;
+	if (cur->nsconn < MAXC)
+		cur->sconn[cur->nsconn++] = c;
+}
+
+/* Echo: everything read is written back, FIN included. */
+static void
+srv_data(struct dpq_conn *c, uint64_t id)
+{
+	uint8_t buf[4096];
+	bool fin = false;
+	ssize_t n;
+
+	do {
+		n = dpq_conn_stream_read(c, id, buf, sizeof(buf), &fin);
+		if (n > 0 || fin)
+			assert_int_equal(dpq_conn_stream_write(c, id, buf,
+					n > 0 ? (size_t)n : 0, fin),
+					n > 0 ? n : 0);
+	} while (n > 0 && !fin);
+}
+
+static const struct dpq_app_ops srv_app = {
+	.on_established = srv_established,
+	.on_stream_data = srv_data,
+};
+
+static void
+cli_established(struct dpq_conn *c, const char *alpn)
+{
+	assert_string_equal(alpn, DPQ_HS_NULL_ALPN);
+	if (cur->ncconn < MAXC)
+		cur->cconn[cur->ncconn++] = c;
+}
+
+static void
+cli_data(struct dpq_conn *c, uint64_t id)
+{
+	uint8_t buf[4096];
+	bool fin = false;
+	ssize_t n;
+
+	/* A read after the last one clears fin: note it as it comes. */
+	do {
+		n = dpq_conn_stream_read(c, id, buf, sizeof(buf), &fin);
+		if (n > 0)
+			cur->echoed += (uint64_t)n;
+		if (fin)
+			cur->fin_seen = true;
+	} while (n > 0 && !fin);
+}
+
+static const struct dpq_app_ops cli_app = {
+	.on_established = cli_established,
+	.on_stream_data = cli_data,
+};
+
+/* ---- the network ---------------------------------------------------------- */
+
+static int
+null_attach(void *arg, struct dpq_conn *c, uint64_t handle)
+{
+	(void)arg;
+	(void)handle;
+	return dpq_hs_null_attach(c);
+}
+
+static void
+net_init(struct net *n, uint64_t idle_ms)
+{
+	static const struct dpq_rand rnd = { dpq_rand_system_fill, NULL };
+	struct dpq_shard_conf sc = { 0 };
+	struct dpq_listener_cfg lc;
+
+	memset(n, 0, sizeof(*n));
+	cur = n;
+	n->now = 1000000;
+	assert_int_equal(dpq_addr_parse("198.18.0.1:443", &n->saddr), 0);
+	assert_int_equal(dpq_addr_parse("198.18.0.2:40000", &n->caddr), 0);
+	n->sd = memdrv_create(pool, &n->saddr);
+	n->cd = memdrv_create(pool, &n->caddr);
+	assert_non_null(n->sd);
+	assert_non_null(n->cd);
+	memdrv_link(n->sd, n->cd);
+
+	sc.nb_shards = 1;
+	sc.hs.ops = &dpq_hs_null_ops;
+	sc.hs.attach = null_attach;
+	sc.socket_id = SOCKET_ID_ANY;
+	sc.conn.idle_timeout_ms = idle_ms;
+	sc.drv = n->sd;
+	sc.conn.role = DPQ_ROLE_SERVER;
+	sc.app.ops = &srv_app;
+	assert_int_equal(dpq_shard_create(&sc, &n->srv), 0);
+	dpq_listener_cfg_default(&lc);
+	lc.sreset_key_len = 32;
+	memset(lc.sreset_key, 7, 32);
+	n->l = dpq_listener_create(&lc, dpq_shard_crypto(n->srv), &rnd,
+			n->now);
+	assert_non_null(n->l);
+	dpq_shard_set_listener(n->srv, n->l);
+
+	sc.drv = n->cd;
+	sc.conn.role = DPQ_ROLE_CLIENT;
+	sc.app.ops = &cli_app;
+	assert_int_equal(dpq_shard_create(&sc, &n->cli), 0);
+	/* The client takes its time base from its polls. */
+	dpq_shard_poll(n->cli, n->now);
+}
+
+static void
+net_free(struct net *n)
+{
+	dpq_shard_destroy(n->cli);
+	dpq_shard_destroy(n->srv);
+	dpq_listener_destroy(n->l);
+	dpq_driver_close(n->cd);
+	dpq_driver_close(n->sd);
+	cur = NULL;
+}
+
+static void
+poll_both(struct net *n)
+{
+	dpq_shard_poll(n->srv, n->now);
+	dpq_shard_poll(n->cli, n->now);
+}
+
+/* Poll both until done(n) or until virtual time passes max_us; time
+ * jumps to the next timer whenever nothing is in flight. */
+static bool
+run(struct net *n, bool (*done)(struct net *n), uint64_t max_us)
+{
+	uint64_t end = n->now + max_us;
+
+	for (unsigned int i = 0; i < 10000000; i++) {
+		uint64_t t;
+
+		poll_both(n);
+		if (done != NULL && done(n))
+			return true;
+		if (memdrv_pending(n->sd) || memdrv_pending(n->cd))
+			continue;
+		t = dpq_shard_next_event(n->srv);
+		if (dpq_shard_next_event(n->cli) < t)
+			t = dpq_shard_next_event(n->cli);
+		if (t <= n->now)
+			t = n->now + 1;
+		if (t > end)
+			break;
+		n->now = t;
+	}
+	n->now = end;
+	poll_both(n);
+	return done != NULL && done(n);
+}
+
+static struct dpq_shard_stats
+stats(struct dpq_shard *s)
+{
+	struct dpq_shard_stats st;
+
+	dpq_shard_get_stats(s, &st);
+	return st;
+}
+
+static unsigned int want_conns;
+
+static bool
+all_established(struct net *n)
+{
+	return n->nsconn >= want_conns && n->ncconn >= want_conns &&
+		stats(n->cli).handshakes_done >= want_conns &&
+		stats(n->srv).handshakes_done >= want_conns;
+}
+
+static bool
+fin_echoed(struct net *n)
+{
+	return n->fin_seen;
+}
+
+/* Nothing due for a while on either side: every ACK and timer settled. */
+static bool
+settled(struct net *n)
+{
+	return dpq_shard_next_event(n->srv) > n->now + 1000000 &&
+		dpq_shard_next_event(n->cli) > n->now + 1000000 &&
+		!memdrv_pending(n->sd) && !memdrv_pending(n->cd);
+}
+
+static bool
+cli_empty(struct net *n)
+{
+	return dpq_shard_conn_count(n->cli) == 0;
+}
+
+static void
+connect_n(struct net *n, unsigned int k)
+{
+	for (unsigned int i = 0; i < k; i++) {
+		struct dpq_conn *c;
+
+		assert_int_equal(dpq_shard_connect(n->cli, &n->saddr, &c), 0);
+	}
+	want_conns = k;
+	assert_true(run(n, all_established, 5000000));
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+/* A connection is created by the listener, its handshake completes on
+ * both shards, a stream is echoed, and an application close frees both
+ * ends after their closing and draining periods. */
+static void
+test_create_echo_close(void **state)
+{
+	struct net *n = malloc(sizeof(*n));
+	static const char msg[] = "hello, shard";
+	uint64_t id;
+
+	(void)state;
+	net_init(n, 30000);
+	connect_n(n, 1);
+	assert_int_equal(dpq_shard_conn_count(n->srv), 1);
+	assert_int_equal(stats(n->srv).conns_created, 1);
+	assert_int_equal(dpq_conn_state(n->cconn[0]), DPQ_CONN_ESTABLISHED);
+
+	/* Written from outside any callback: the wake hook queues it. */
+	assert_int_equal(dpq_conn_stream_open(n->cconn[0], false, &id), 0);
+	assert_int_equal(dpq_conn_stream_write(n->cconn[0], id, msg,
+			sizeof(msg), true), (ssize_t)sizeof(msg));
+	assert_true(run(n, fin_echoed, 2000000));
+	assert_int_equal(n->echoed, sizeof(msg));
+
+	dpq_conn_close(n->cconn[0], true, 0x77, "bye");
+	assert_true(run(n, settled, 10000000));
+	assert_int_equal(dpq_shard_conn_count(n->srv), 0);
+	assert_int_equal(dpq_shard_conn_count(n->cli), 0);
+	assert_int_equal(stats(n->srv).conns_closed, 1);
+	assert_int_equal(stats(n->srv).closed_by_peer, 1);
+	assert_int_equal(stats(n->cli).closed_app, 1);
+	net_free(n);
+	free(n);
+}
+
+/* The idle timeout fires when the connection said, not a poll earlier,
+ * and the connection is freed then; nothing touches it before. */
+static void
+test_timer_on_time(void **state)
+{
+	struct net *n = malloc(sizeof(*n));
+	struct dpq_shard_stats before;
+	uint64_t t;
+
+	(void)state;
+	net_init(n, 2000);
+	connect_n(n, 1);
+	assert_true(run(n, settled, 5000000));
+	t = dpq_conn_next_timeout(n->sconn[0]);
+	/* The negotiated 2 s idle timeout from the last activity. */
+	assert_true(t > n->now && t <= n->now + 2000000);
+	before = stats(n->srv);
+	for (n->now += 1000; n->now < t; n->now += 1000) {
+		dpq_shard_poll(n->srv, n->now);
+		if (n->now + 1000 >= t)
+			break;
+	}
+	n->now = t - 1;
+	dpq_shard_poll(n->srv, n->now);
+	assert_int_equal(dpq_shard_conn_count(n->srv), 1);
+	assert_int_equal(stats(n->srv).conns_touched, before.conns_touched);
+	assert_int_equal(stats(n->srv).timers_fired, before.timers_fired);
+	/* At most one 16 us tick late. */
+	n->now = t + 16;
+	dpq_shard_poll(n->srv, n->now);
+	assert_int_equal(dpq_shard_conn_count(n->srv), 0);
+	assert_int_equal(stats(n->srv).timers_fired, before.timers_fired + 1);
+	assert_int_equal(stats(n->srv).closed_idle, before.closed_idle + 1);
+	net_free(n);
+	free(n);
+}
+
+/* With 200 idle connections, a thousand polls touch none of them; one
+ * that gets a datagram is the only one touched. */
+static void
+test_idle_untouched(void **state)
+{
+	struct net *n = malloc(sizeof(*n));
+	struct dpq_shard_stats before, after;
+	static const char msg[] = "x";
+	uint64_t id;
+
+	(void)state;
+	net_init(n, 60000);
+	connect_n(n, 200);
+	assert_int_equal(dpq_shard_conn_count(n->srv), 200);
+	assert_true(run(n, settled, 5000000));
+	before = stats(n->srv);
+	for (int i = 0; i < 1000; i++) {
+		n->now += 1000;
+		assert_int_equal(dpq_shard_poll(n->srv, n->now), 0);
+	}
+	after = stats(n->srv);
+	assert_int_equal(after.conns_touched, before.conns_touched);
+	assert_int_equal(after.timers_fired, before.timers_fired);
+	assert_int_equal(after.tx_pkts, before.tx_pkts);
+
+	/* One client writes: its server connection alone is touched. */
+	assert_int_equal(dpq_conn_stream_open(n->cconn[17], false, &id), 0);
+	assert_int_equal(dpq_conn_stream_write(n->cconn[17], id, msg, 1,
+			true), 1);
+	dpq_shard_poll(n->cli, n->now);
+	dpq_shard_poll(n->srv, n->now);
+	after = stats(n->srv);
+	assert_int_equal(after.conns_touched, before.conns_touched + 1);
+	assert_true(run(n, fin_echoed, 2000000));
+	net_free(n);
+	free(n);
+}
+
+/* The ready list: 300 connections woken at once by application writes
+ * from outside callbacks are served DPQ_SHARD_READY_MAX per poll, the rest
+ * in the next poll, each once. */
+static void
+test_ready_budget(void **state)
+{
+	struct net *n = malloc(sizeof(*n));
+	struct dpq_shard_stats s0, s1, s2;
+	const unsigned int k = 300;
+
+	(void)state;
+	assert_true(k > DPQ_SHARD_READY_MAX && k < 2 * DPQ_SHARD_READY_MAX);
+	net_init(n, 60000);
+	connect_n(n, k);
+	assert_true(run(n, settled, 5000000));
+	for (unsigned int i = 0; i < k; i++) {
+		uint64_t id;
+
+		assert_int_equal(dpq_conn_stream_open(n->cconn[i], false,
+				&id), 0);
+		assert_int_equal(dpq_conn_stream_write(n->cconn[i], id, "y",
+				1, false), 1);
+	}
+	assert_int_equal(dpq_shard_next_event(n->cli), n->now);
+	s0 = stats(n->cli);
+	dpq_shard_poll(n->cli, n->now);
+	s1 = stats(n->cli);
+	dpq_shard_poll(n->cli, n->now);
+	s2 = stats(n->cli);
+	assert_int_equal(s1.conns_touched - s0.conns_touched,
+			DPQ_SHARD_READY_MAX);
+	assert_int_equal(s2.conns_touched - s1.conns_touched,
+			k - DPQ_SHARD_READY_MAX);
+	assert_int_equal(s2.tx_pkts - s0.tx_pkts, k);
+	net_free(n);
+	free(n);
+}
+
+/* A connection whose peer vanished: its PTO timers fire, it gives up at
+ * the idle timeout and is freed; the shard then has no timer left. */
+static void
+test_peer_gone(void **state)
+{
+	struct net *n = malloc(sizeof(*n));
+	uint64_t id;
+
+	(void)state;
+	net_init(n, 3000);
+	connect_n(n, 1);
+	assert_true(run(n, settled, 5000000));
+	/* The server shard restarts without its connections (nor a
+	 * listener): the client's data is never acknowledged. */
+	dpq_shard_destroy(n->srv);
+	assert_int_equal(dpq_shard_create(&(struct dpq_shard_conf){
+			.nb_shards = 1, .drv = n->sd,
+			.conn.role = DPQ_ROLE_SERVER,
+			.hs.ops = &dpq_hs_null_ops, .hs.attach = null_attach,
+			.socket_id = SOCKET_ID_ANY }, &n->srv), 0);
+	assert_int_equal(dpq_conn_stream_open(n->cconn[0], false, &id), 0);
+	assert_int_equal(dpq_conn_stream_write(n->cconn[0], id, "z", 1,
+			true), 1);
+	assert_true(run(n, cli_empty, 20000000));
+	assert_true(stats(n->cli).timers_fired >= 3);
+	assert_int_equal(stats(n->cli).closed_idle, 1);
+	assert_true(dpq_shard_next_event(n->cli) == UINT64_MAX);
+	net_free(n);
+	free(n);
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eal[] = { argv[0], "--no-huge", "--no-shconf", "--no-pci",
+		"-l", "0", "-m", "512", "--log-level=error",
+		"--no-telemetry" };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_echo_close),
+		cmocka_unit_test(test_timer_on_time),
+		cmocka_unit_test(test_idle_untouched),
+		cmocka_unit_test(test_ready_budget),
+		cmocka_unit_test(test_peer_gone),
+	};
+
+	(void)argc;
+	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])), eal) < 0) {
+		fprintf(stderr, "test_shard: EAL init failed\n");
+		return 1;
+	}
+	pool = memdrv_pool("test_shard", 16383);
+	if (pool == NULL) {
+		fprintf(stderr, "test_shard: no mbuf pool\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
