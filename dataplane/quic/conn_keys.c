@@ -347,5 +347,6 @@ dpq_conn_key_update(struct dpq_conn *c)
 	if (c->tx[DPQ_EPOCH_1RTT] == NULL || !c->hs_confirmed)
 		return -EAGAIN;
 	c->ku.requested = true;
+	dpq_conn_wake(c);	/* from outside the owner's calls */
 	return 0;
 }
