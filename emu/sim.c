@@ -36,6 +36,7 @@ struct dpq_sim {
 	struct dpq_conn *client, *server;
 	struct sim_link c2s, s2c;
 	uint64_t now_ns;		/* since the start */
+	uint64_t wake_ns;		/* dpq_sim_wake_at; 0: none */
 	uint64_t rng;
 	bool server_refused;
 };
@@ -114,6 +115,12 @@ uint64_t
 dpq_sim_overflow(const struct dpq_sim *s)
 {
 	return s->c2s.overflow + s->s2c.overflow;
+}
+
+void
+dpq_sim_wake_at(struct dpq_sim *s, uint64_t ns)
+{
+	s->wake_ns = ns;
 }
 
 /* ---- the heap of datagrams in flight ---------------------------------- */
@@ -397,6 +404,8 @@ dpq_sim_run(struct dpq_sim *s, bool (*done)(struct dpq_sim *, void *),
 			t = s->c2s.heap[0]->at;
 		if (s->s2c.n > 0 && s->s2c.heap[0]->at < t)
 			t = s->s2c.heap[0]->at;
+		if (s->wake_ns > s->now_ns && s->wake_ns < t)
+			t = s->wake_ns;
 		tc = timer_ns(s->client);
 		ts = timer_ns(s->server);
 		if (tc < t)

@@ -70,6 +70,11 @@ struct dpq_linkem *dpq_sim_link(struct dpq_sim *s, bool c2s);
 /* Datagrams dropped because DPQ_SIM_LINK_MAX were in flight. */
 uint64_t dpq_sim_overflow(const struct dpq_sim *s);
 
+/* Have dpq_sim_run() stop at ns (time since the start) even if nothing
+ * happens then, so that done() can act (e.g. an application starting a
+ * stream on a schedule). One such time; a later call replaces it. */
+void dpq_sim_wake_at(struct dpq_sim *s, uint64_t ns);
+
 /* Run until done(s, arg) returns true (checked after every step) or
  * max_ns of virtual time passed. done NULL: until neither connection has
  * a timer or a datagram in flight. Returns true if done() became true
@@ -86,7 +91,19 @@ struct dpq_sim_xfer {
 	unsigned int streams;	/* 1..DPQ_SIM_XFER_STREAMS */
 	bool upload;		/* client sends; false: server sends */
 	uint64_t max_ns;	/* give up after this much virtual time */
+	/* Record when stream 0's received bytes reach each k/marks of its
+	 * size (k = 1..marks; at most DPQ_SIM_XFER_MARKS; 0: none). */
+	unsigned int marks;
+	/* Stream i starts stagger_ns * i after the handshake (0: all at
+	 * once). With streams == 1 and objects > 1 (upload only): the
+	 * client writes stream 0 as objects equal parts, part i from
+	 * stagger_ns * i on (messages on one stream; marks = objects
+	 * gives their delivery times). */
+	uint64_t stagger_ns;
+	unsigned int objects;
 };
+
+#define DPQ_SIM_XFER_MARKS	64
 
 struct dpq_sim_xfer_result {
 	bool ok;		/* every byte arrived, in order, exact, + FIN */
@@ -96,6 +113,8 @@ struct dpq_sim_xfer_result {
 	/* start of the transfer (handshake complete) -> stream i complete
 	 * (UINT64_MAX: never). */
 	uint64_t stream_ns[DPQ_SIM_XFER_STREAMS];
+	/* start -> stream 0 delivered k/marks of its bytes, in order */
+	uint64_t mark_ns[DPQ_SIM_XFER_MARKS];
 	uint64_t bytes;		/* stream bytes received in total */
 	double goodput_bps;	/* bytes * 8 / (done - handshake) */
 	struct dpq_conn_stats client, server;

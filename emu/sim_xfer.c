@@ -34,6 +34,8 @@ struct xfer {
 	struct xfer_stream st[DPQ_SIM_XFER_STREAMS];
 	unsigned int opened, completed;
 	uint64_t start_ns;	/* client handshake complete */
+	uint64_t mark_ns[DPQ_SIM_XFER_MARKS];
+	unsigned int marks_done;
 	bool established;
 	bool corrupt;
 	bool failed;		/* a stream reset, or bytes past the end */
@@ -72,19 +74,36 @@ stream_of(struct xfer *t, uint64_t id)
 	return &t->st[i];
 }
 
+/* Bytes of s the application has produced by now (objects mode: the
+ * parts whose time has come). */
+static uint64_t
+produced(const struct xfer *t)
+{
+	uint64_t due;
+
+	if (t->x->objects <= 1 || t->x->stagger_ns == 0)
+		return t->x->bytes;
+	due = (dpq_sim_elapsed_ns(t->sim) - t->start_ns) / t->x->stagger_ns + 1;
+	if (due >= t->x->objects)
+		return t->x->bytes;
+	return t->x->bytes * due / t->x->objects;
+}
+
 /* Write pattern bytes until done or the stream's buffer is full. */
 static void
 pump(struct dpq_conn *c, struct xfer *t, struct xfer_stream *s)
 {
 	uint8_t buf[CHUNK];
+	uint64_t limit = produced(t);
 
-	while (!s->fin_sent) {
-		uint64_t left = t->x->bytes - s->sent;
+	while (!s->fin_sent && s->sent < limit) {
+		uint64_t left = limit - s->sent;
 		size_t n = left < CHUNK ? (size_t)left : CHUNK;
 		ssize_t w;
 
 		pattern(s->id, s->sent, buf, n);
-		w = dpq_conn_stream_write(c, s->id, buf, n, n == left);
+		w = dpq_conn_stream_write(c, s->id, buf, n,
+				s->sent + n == t->x->bytes);
 		if (w < 0) {
 			t->failed = true;
 			return;
@@ -116,6 +135,12 @@ drain(struct dpq_conn *c, struct xfer *t, struct xfer_stream *s)
 		if (memcmp(buf, want, (size_t)n) != 0)
 			t->corrupt = true;
 		s->got += (uint64_t)n;
+		while (s == &t->st[0] && t->marks_done < t->x->marks &&
+		       t->marks_done < DPQ_SIM_XFER_MARKS &&
+		       s->got * t->x->marks >= (t->marks_done + 1) *
+				t->x->bytes)
+			t->mark_ns[t->marks_done++] =
+				dpq_sim_elapsed_ns(t->sim) - t->start_ns;
 	}
 	if (fin && !s->complete) {
 		if (s->got != t->x->bytes)
@@ -126,20 +151,17 @@ drain(struct dpq_conn *c, struct xfer *t, struct xfer_stream *s)
 	}
 }
 
+/* Client: open the streams whose start time has come; in objects mode
+ * write the parts that are due. Asks the sim to wake it for the next. */
 static void
-on_established(struct dpq_conn *c, const char *alpn)
+start_due(struct dpq_conn *c, struct xfer *t)
 {
-	struct xfer *t = dpq_conn_app_ctx(c);
 	uint8_t req[8] = { 'G', 'E', 'T', ' ', 'b', 'u', 'l', 'k' };
-	unsigned int i;
+	uint64_t now = dpq_sim_elapsed_ns(t->sim) - t->start_ns;
 
-	(void)alpn;
-	if (dpq_conn_is_server(c))
-		return;
-	t->established = true;
-	t->start_ns = dpq_sim_elapsed_ns(t->sim);
-	for (i = 0; i < t->x->streams; i++) {
-		struct xfer_stream *s = &t->st[i];
+	while (t->opened < t->x->streams &&
+	       (uint64_t)t->opened * t->x->stagger_ns <= now) {
+		struct xfer_stream *s = &t->st[t->opened];
 
 		if (dpq_conn_stream_open(c, false, &s->id) != 0) {
 			t->failed = true;
@@ -153,6 +175,25 @@ on_established(struct dpq_conn *c, const char *alpn)
 			t->failed = true;
 		}
 	}
+	if (t->x->objects > 1 && t->x->upload && t->opened > 0)
+		pump(c, t, &t->st[0]);
+	if (t->x->stagger_ns != 0 && (t->opened < t->x->streams ||
+			produced(t) < t->x->bytes))
+		dpq_sim_wake_at(t->sim, t->start_ns +
+				(now / t->x->stagger_ns + 1) * t->x->stagger_ns);
+}
+
+static void
+on_established(struct dpq_conn *c, const char *alpn)
+{
+	struct xfer *t = dpq_conn_app_ctx(c);
+
+	(void)alpn;
+	if (dpq_conn_is_server(c))
+		return;
+	t->established = true;
+	t->start_ns = dpq_sim_elapsed_ns(t->sim);
+	start_due(c, t);
 }
 
 static void
@@ -227,6 +268,11 @@ xfer_done(struct dpq_sim *sim, void *arg)
 
 	if (t->failed || t->corrupt)
 		return true;
+	if (t->established && t->x->stagger_ns != 0 &&
+	    dpq_conn_state(dpq_sim_client(sim)) < DPQ_CONN_CLOSING &&
+	    (t->opened < t->x->streams || (t->x->objects > 1 &&
+			t->st[0].sent < produced(t))))
+		start_due(dpq_sim_client(sim), t);
 	if (dpq_conn_state(dpq_sim_client(sim)) >= DPQ_CONN_CLOSING ||
 	    (sv != NULL && dpq_conn_state(sv) >= DPQ_CONN_CLOSING))
 		return true;
@@ -270,7 +316,8 @@ dpq_sim_transfer(const struct dpq_sim_conf *conf,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (x->streams == 0 || x->streams > DPQ_SIM_XFER_STREAMS)
+	if (x->streams == 0 || x->streams > DPQ_SIM_XFER_STREAMS ||
+	    (x->objects > 1 && (x->streams != 1 || !x->upload)))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
@@ -290,6 +337,9 @@ dpq_sim_transfer(const struct dpq_sim_conf *conf,
 	res->ok = t->established && !t->failed && !t->corrupt &&
 		t->completed == x->streams;
 	res->handshake_ns = t->established ? t->start_ns : UINT64_MAX;
+	for (i = 0; i < DPQ_SIM_XFER_MARKS; i++)
+		res->mark_ns[i] = i < t->marks_done ? t->mark_ns[i] :
+			UINT64_MAX;
 	for (i = 0; i < x->streams; i++) {
 		res->stream_ns[i] = t->st[i].complete ? t->st[i].done_ns :
 			UINT64_MAX;
