@@ -132,9 +132,21 @@ pto_time_and_space(const struct dpq_loss *l, uint64_t now,
 		if (!s->active || s->ack_eliciting_in_flight == 0)
 			continue;
 		/* §6.2.1: no PTO for application data before the handshake
-		 * is confirmed. */
-		if (i == DPQ_PN_SPACE_APP && !l->handshake_confirmed)
+		 * is confirmed. But 1-RTT packets the peer cannot process yet
+		 * may fill the window while the CRYPTO data that would let it
+		 * (a lost Finished) waits for room: with nothing else in
+		 * flight, probe the handshake space from their send time, or
+		 * nothing would ever unblock the connection. */
+		if (i == DPQ_PN_SPACE_APP && !l->handshake_confirmed) {
+			enum dpq_pn_space hs = DPQ_PN_SPACE_HANDSHAKE;
+
+			if (best != DPQ_LOSS_NO_TIMER || !l->sp[hs].active)
+				break;
+			best = sat_add(s->last_ack_eliciting_time,
+					dpq_loss_pto(l, hs));
+			*space = hs;
 			break;
+		}
 		t = sat_add(s->last_ack_eliciting_time,
 				dpq_loss_pto(l, (enum dpq_pn_space)i));
 		if (t < best) {

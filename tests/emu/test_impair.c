@@ -182,13 +182,13 @@ known_stall(void **state)
 }
 
 /*
- * A second stall, expected to fail (meson should_fail) until loss
- * recovery fixes it: at 10% loss, upload, seeds 43 and 66, the client's
- * retransmitted Finished is lost again while its window is full of 1-RTT
- * packets the server never processed (it had no Finished yet); the lost
- * CRYPTO data waits for window, no probe timer is armed for those 1-RTT
- * packets before handshake confirmation, and the server idles out. When
- * this passes, meson reports an unexpected pass: drop should_fail.
+ * A second stall, kept as a regression test: at 10% loss, upload, seeds
+ * 43 and 66, the client's retransmitted Finished is lost again while its
+ * window is full of 1-RTT packets the server never processed (it had no
+ * Finished yet). The lost CRYPTO data waited for window, and no probe
+ * timer was armed for those 1-RTT packets before handshake confirmation
+ * (RFC 9002 §6.2.1), so the server idled out; now the Handshake space is
+ * probed from their send time and the probe carries the Finished.
  */
 static void
 known_stall2(void **state)

@@ -324,10 +324,12 @@ test_pto_spaces(void **state)
 	struct dpq_loss_timeout to;
 
 	(void)state;
-	/* not confirmed: no PTO for application data (§6.2.1) */
+	/* not confirmed: no PTO for application data (§6.2.1); with only
+	 * 1-RTT packets in flight the Handshake space is probed from their
+	 * send time (its CRYPTO data may be waiting for the window) */
 	fx_init(&f, true, false);
 	send(&f, DPQ_PN_SPACE_APP, 0, 0);
-	assert_int_equal(dpq_loss_deadline(&f.l), DPQ_LOSS_NO_TIMER);
+	assert_int_equal(dpq_loss_deadline(&f.l), 999 * MS);
 	/* a Handshake packet arms its own PTO, without max_ack_delay */
 	send(&f, DPQ_PN_SPACE_HANDSHAKE, 0, 10 * MS);
 	assert_int_equal(dpq_loss_deadline(&f.l), 1009 * MS);
