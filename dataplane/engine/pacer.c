@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pacer.c: token bucket at the pacing rate (RFC 9002 §7.7). The bucket
+ * fills lazily: every question first credits rate * (now - last), capped
+ * at the burst allowance, so an idle connection starts again with one
+ * burst and no more, and a busy one sends one datagram every mtu / rate.
+ */
+#include "dataplane/engine/pacer.h"
+
+#define MICRO	UINT64_C(1000000)
+
+void
+dpq_pacer_init(struct dpq_pacer *p, uint32_t mtu, uint64_t now)
+{
+	p->mtu = mtu;
+	p->last = now;
+	p->held = 0;
+	/* The first flight leaves at once: RFC 9002 §7.7 lets the initial
+	 * window (10 datagrams, §7.2) go as a burst. */
+	p->tokens = (int64_t)((uint64_t)DPQ_PACER_INITIAL_PKTS * mtu * MICRO);
+}
+
+uint64_t
+dpq_pacer_burst(const struct dpq_pacer *p, uint64_t rate)
+{
+	uint64_t lo = (uint64_t)DPQ_PACER_MIN_BURST_PKTS * p->mtu;
+	uint64_t b = rate == DPQ_PACER_UNPACED ? DPQ_PACER_MAX_BURST :
+		rate / (MICRO / DPQ_PACER_BURST_US);
+
+	if (b > DPQ_PACER_MAX_BURST)
+		b = DPQ_PACER_MAX_BURST;
+	return b > lo ? b : lo;
+}
+
+/* Tokens at now, without changing p. */
+static int64_t
+tokens_at(const struct dpq_pacer *p, uint64_t rate, uint64_t now)
+{
+	int64_t cap = (int64_t)(dpq_pacer_burst(p, rate) * MICRO);
+	uint64_t dt = now > p->last ? now - p->last : 0;
+	unsigned __int128 add;
+	int64_t t = p->tokens;
+
+	if (t >= cap)
+		return t;	/* the initial window may exceed one burst */
+	add = (unsigned __int128)dt * rate;
+	if (add >= (unsigned __int128)(cap - t))
+		return cap;
+	return t + (int64_t)add;
+}
+
+static void
+refill(struct dpq_pacer *p, uint64_t rate, uint64_t now)
+{
+	p->tokens = tokens_at(p, rate, now);
+	if (now > p->last)
+		p->last = now;
+}
+
+uint64_t
+dpq_pacer_release_time(const struct dpq_pacer *p, uint64_t rate,
+		uint64_t now)
+{
+	int64_t need = (int64_t)((uint64_t)p->mtu * MICRO), t;
+
+	if (rate == DPQ_PACER_UNPACED || rate == 0)
+		return now;
+	t = tokens_at(p, rate, now);
+	if (t >= need)
+		return now;
+	/* ceil((need - t) / rate) microseconds from now */
+	return now + ((uint64_t)(need - t) + rate - 1) / rate;
+}
+
+uint64_t
+dpq_pacer_next(struct dpq_pacer *p, uint64_t rate, uint64_t now)
+{
+	uint64_t t = dpq_pacer_release_time(p, rate, now);
+
+	if (t > now)
+		p->held++;
+	return t;
+}
+
+void
+dpq_pacer_on_sent(struct dpq_pacer *p, uint64_t rate, uint32_t bytes,
+		uint64_t now)
+{
+	int64_t floor;
+
+	if (rate == DPQ_PACER_UNPACED || rate == 0) {
+		p->last = now > p->last ? now : p->last;
+		return;
+	}
+	refill(p, rate, now);
+	p->tokens -= (int64_t)((uint64_t)bytes * MICRO);
+	/* Unpaced sends (probes) may overdraw; the debt is bounded by
+	 * one burst so a burst of probes cannot stall data for long. */
+	floor = -(int64_t)(dpq_pacer_burst(p, rate) * MICRO);
+	if (p->tokens < floor)
+		p->tokens = floor;
+}

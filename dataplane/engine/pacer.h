@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pacer.h: the pacer of one connection (RFC 9002 §7.7): a token bucket
+ * filled at the congestion controller's pacing rate, holding at most a
+ * small burst, that says when the next datagram may leave.
+ *
+ * The sender asks dpq_pacer_next() before building an in-flight
+ * datagram: a time <= now means go; a later time is when to come back
+ * (the connection reports it in dpq_conn_next_timeout() and the shard's
+ * timer wheel wakes it: nothing spins). After sending, dpq_pacer_on_sent()
+ * takes the bytes out. ACK-only packets and probes are not paced (they
+ * are not limited by the window either), but probes still pay their
+ * bytes, so paced data after them waits a little longer.
+ *
+ * Tokens are kept in micro-bytes (bytes * 10^6, i.e. rate in B/s times
+ * microseconds) so that slow rates and frequent calls lose nothing to
+ * rounding. No clock: now comes in, in microseconds. One thread.
+ */
+#ifndef DPQ_ENGINE_PACER_H
+#define DPQ_ENGINE_PACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Burst allowance: the tokens the bucket holds at most, bytes.
+ * max(DPQ_PACER_MIN_BURST_PKTS datagrams, min(rate * 1 ms, 64 KiB)):
+ * a few packets at low rates, one millisecond's worth (the shard's timer
+ * granularity) at high ones. */
+#define DPQ_PACER_MIN_BURST_PKTS	4
+#define DPQ_PACER_BURST_US		1000
+#define DPQ_PACER_MAX_BURST		(64 * 1024)
+/* Datagrams the bucket holds at the start (the initial window). */
+#define DPQ_PACER_INITIAL_PKTS		10
+/* Rate meaning "do not pace" (as DPQ_CC_UNPACED). */
+#define DPQ_PACER_UNPACED		UINT64_MAX
+
+struct dpq_pacer {
+	int64_t tokens;		/* micro-bytes; negative: debt */
+	uint64_t last;		/* us, when tokens were last updated */
+	uint32_t mtu;		/* bytes of a full datagram */
+	uint64_t held;		/* times next() said "not yet" (stats) */
+};
+
+/* A bucket holding the initial window at now, for datagrams of mtu
+ * bytes. */
+void dpq_pacer_init(struct dpq_pacer *p, uint32_t mtu, uint64_t now);
+
+/* The bucket's size at rate (bytes/s), in bytes. */
+uint64_t dpq_pacer_burst(const struct dpq_pacer *p, uint64_t rate);
+
+/*
+ * When a datagram of up to mtu bytes may be sent at rate (bytes/s):
+ * now or earlier = at once; DPQ_PACER_UNPACED rate = at once. Counts a
+ * "not yet" in p->held.
+ */
+uint64_t dpq_pacer_next(struct dpq_pacer *p, uint64_t rate, uint64_t now);
+
+/* Same question without counting (for wake-up times). */
+uint64_t dpq_pacer_release_time(const struct dpq_pacer *p, uint64_t rate,
+		uint64_t now);
+
+/* bytes left at now while pacing at rate (debt allowed, bounded). */
+void dpq_pacer_on_sent(struct dpq_pacer *p, uint64_t rate, uint32_t bytes,
+		uint64_t now);
+
+/* The datagram size changed (path MTU, transport parameters). */
+static inline void
+dpq_pacer_set_mtu(struct dpq_pacer *p, uint32_t mtu)
+{
+	p->mtu = mtu;
+}
+
+#endif /* DPQ_ENGINE_PACER_H */

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_pacer.c: the pacer's token bucket (RFC 9002 §7.7): the initial
+ * window as one burst, then one datagram per mtu / rate exactly, no
+ * loss to rounding at slow rates, one burst (not more) after idle, the
+ * burst allowance at low and high rates, bounded debt after unpaced
+ * sends, and "do not pace".
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "dataplane/engine/pacer.h"
+
+#define MTU	1200
+#define S	UINT64_C(1000000)
+
+/* Send as fast as the pacer allows from now until end; count. */
+static uint64_t
+drain(struct dpq_pacer *p, uint64_t rate, uint64_t *now, uint64_t end)
+{
+	uint64_t n = 0, t;
+
+	while ((t = dpq_pacer_next(p, rate, *now)) < end) {
+		if (t > *now)
+			*now = t;
+		dpq_pacer_on_sent(p, rate, MTU, *now);
+		n++;
+	}
+	return n;
+}
+
+static void
+test_steady_rate(void **state)
+{
+	struct dpq_pacer p;
+	uint64_t rate = 1200 * 1000;	/* one datagram per ms */
+	uint64_t now = 5, n, t, prev;
+
+	(void)state;
+	dpq_pacer_init(&p, MTU, now);
+	/* the initial window leaves at once */
+	for (n = 0; n < DPQ_PACER_INITIAL_PKTS; n++) {
+		assert_int_equal(dpq_pacer_next(&p, rate, now), now);
+		dpq_pacer_on_sent(&p, rate, MTU, now);
+	}
+	assert_true(dpq_pacer_next(&p, rate, now) > now);
+	assert_int_equal(p.held, 1);
+	/* then exactly one per millisecond */
+	prev = now;
+	for (n = 0; n < 1000; n++) {
+		t = dpq_pacer_next(&p, rate, now);
+		assert_int_equal(t, prev + 1000);
+		now = prev = t;
+		dpq_pacer_on_sent(&p, rate, MTU, now);
+	}
+	/* release_time asks without counting */
+	n = p.held;
+	assert_int_equal(dpq_pacer_release_time(&p, rate, now), now + 1000);
+	assert_int_equal(p.held, n);
+}
+
+/* 1000 B/s asked every microsecond: the credit of each call is 0.001
+ * byte, and must not be rounded away. */
+static void
+test_slow_rate_no_rounding(void **state)
+{
+	struct dpq_pacer p;
+	uint64_t rate = 1000, now = 0, sent = 0;
+
+	(void)state;
+	dpq_pacer_init(&p, MTU, now);
+	p.tokens = 0;
+	for (now = 1; now <= 12 * S; now++) {
+		if (dpq_pacer_next(&p, rate, now) <= now) {
+			dpq_pacer_on_sent(&p, rate, MTU, now);
+			sent++;
+		}
+	}
+	/* 12 s at 1000 B/s = 12000 bytes = 10 datagrams */
+	assert_int_equal(sent, 10);
+}
+
+static void
+test_idle_then_burst(void **state)
+{
+	struct dpq_pacer p;
+	uint64_t rate = 12500000;	/* 100 Mbit/s: burst 12500 B */
+	uint64_t now = 0, n;
+
+	(void)state;
+	dpq_pacer_init(&p, MTU, now);
+	assert_int_equal(dpq_pacer_burst(&p, rate), 12500);
+	n = drain(&p, rate, &now, now + 1);
+	assert_int_equal(n, DPQ_PACER_INITIAL_PKTS);
+	/* 10 s idle: one burst of floor(12500 / 1200) datagrams, not
+	 * 10 s worth */
+	now += 10 * S;
+	n = drain(&p, rate, &now, now + 1);
+	assert_int_equal(n, 10);
+	/* at one datagram per 96 us afterwards: 1 s = 10416 */
+	n = drain(&p, rate, &now, now + S);
+	assert_true(n >= 10415 && n <= 10417);
+}
+
+static void
+test_burst_sizes(void **state)
+{
+	struct dpq_pacer p;
+
+	(void)state;
+	dpq_pacer_init(&p, MTU, 0);
+	/* low rates: 4 datagrams; 1 ms worth in between; 64 KiB cap */
+	assert_int_equal(dpq_pacer_burst(&p, 100000), 4 * MTU);
+	assert_int_equal(dpq_pacer_burst(&p, 12500000), 12500);
+	assert_int_equal(dpq_pacer_burst(&p, 5000000000ull), 64 * 1024);
+	assert_int_equal(dpq_pacer_burst(&p, DPQ_PACER_UNPACED), 64 * 1024);
+}
+
+static void
+test_debt_and_unpaced(void **state)
+{
+	struct dpq_pacer p;
+	uint64_t rate = 1200 * 1000, now = 0, n;
+
+	(void)state;
+	dpq_pacer_init(&p, MTU, now);
+	p.tokens = 0;
+	/* two probes sent regardless: 2 ms of debt */
+	dpq_pacer_on_sent(&p, rate, MTU, now);
+	dpq_pacer_on_sent(&p, rate, MTU, now);
+	assert_int_equal(dpq_pacer_next(&p, rate, now), now + 3000);
+	/* a hundred: the debt stops at one burst (4 datagrams) */
+	for (n = 0; n < 100; n++)
+		dpq_pacer_on_sent(&p, rate, MTU, now);
+	assert_int_equal(dpq_pacer_next(&p, rate, now), now + 5000);
+	/* not paced: always now, and sends cost nothing */
+	assert_int_equal(dpq_pacer_next(&p, DPQ_PACER_UNPACED, now), now);
+	dpq_pacer_on_sent(&p, DPQ_PACER_UNPACED, MTU, now + 7);
+	assert_int_equal(dpq_pacer_next(&p, 0, now + 7), now + 7);
+	/* time never runs backwards inside */
+	assert_true(dpq_pacer_next(&p, rate, now) >= now);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_steady_rate),
+		cmocka_unit_test(test_slow_rate_no_rounding),
+		cmocka_unit_test(test_idle_then_burst),
+		cmocka_unit_test(test_burst_sizes),
+		cmocka_unit_test(test_debt_and_unpaced),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
