@@ -18,6 +18,11 @@
  *     --key-update N      start a 1-RTT key update (RFC 9001 §6) every N
  *                         packets sent (0, the default: only before the
  *                         AEAD's limit)
+ *     --fec POLICY        XOR-FEC (docs/fec.md) for what this client sends:
+ *                         off | fixed[:K] | adaptive[:MIN-MAX] (default:
+ *                         adaptive); the extension is offered either way
+ *                         (repairs from the server are used); "none": do
+ *                         not offer it at all
  *
  * Prints the handshake time, bytes and goodput. Exit status 0 when every
  * file arrived complete, 1 otherwise, 2 for usage errors. The handshake
@@ -59,7 +64,10 @@ usage(void)
 		"  --dpdk LOCAL_IP  --prefix LEN  --gateway IP  --port-id P\n"
 		"  --out DIR  --sha256  --ciphers NAME  --alpn NAME\n"
 		"  --keylog FILE  --timeout S  --verify [--ca FILE]\n"
-		"  --key-update N   start a key update every N packets\n");
+		"  --key-update N   start a key update every N packets\n"
+		"  --fec POLICY     XOR-FEC for what we send: off | fixed[:K] |\n"
+		"                   adaptive[:MIN-MAX] (adaptive); none: do not\n"
+		"                   offer the extension\n");
 }
 
 /* ---- the hq-interop client's sinks ------------------------------------ */
@@ -176,6 +184,13 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 	printf("key_updates %lu by_peer %lu\n",
 		(unsigned long)cs->key_updates,
 		(unsigned long)cs->key_updates_peer);
+	if (cs->fec_on)
+		printf("fec rebuilt %lu unrecoverable %lu repairs_sent %lu "
+			"repair_bytes %lu\n",
+			(unsigned long)cs->fec_recovered,
+			(unsigned long)cs->fec_unrecoverable,
+			(unsigned long)cs->fec_groups,
+			(unsigned long)cs->fec_repair_bytes);
 	printf("files_ok %u/%u\n", ok, f->n);
 	return ok == f->n;
 }
@@ -256,6 +271,7 @@ main(int argc, char **argv)
 		{ "verify", no_argument, NULL, 'v' },
 		{ "ca", required_argument, NULL, 'C' },
 		{ "key-update", required_argument, NULL, 'U' },
+		{ "fec", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -278,6 +294,9 @@ main(int argc, char **argv)
 	uint8_t prefix = 0;
 	double timeout = 30;
 	uint64_t t0, deadline, handle, key_update = 0;
+	struct dpq_fec_policy fec = { DPQ_FEC_ADAPTIVE,
+		DPQ_FEC_DEFAULT_GROUP, DPQ_FEC_DEFAULT_GROUP_MIN };
+	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT;
 	char *end;
 	struct dpq_conn_close_info close_info = { 0 };
 	bool closed = false;
@@ -332,6 +351,20 @@ main(int argc, char **argv)
 				fprintf(stderr, "dpquic-client: --key-update "
 					"wants a packet count, not '%s'\n",
 					optarg);
+				return 2;
+			}
+			break;
+		case 'F':
+			if (strcmp(optarg, "none") == 0) {
+				fec_max_group = 0;
+				fec.mode = DPQ_FEC_OFF;
+			} else if (dpq_fec_policy_parse(optarg, &fec) != 0) {
+				fprintf(stderr, "dpquic-client: --fec '%s': "
+					"expected off, fixed[:K], "
+					"adaptive[:MIN-MAX] (K, MIN, MAX in "
+					"%d..%d) or none\n", optarg,
+					DPQ_FEC_MIN_GROUP,
+					DPQ_FEC_GROUP_LIMIT);
 				return 2;
 			}
 			break;
@@ -423,6 +456,8 @@ main(int argc, char **argv)
 	sc.conn.max_data = 16 << 20;
 	sc.conn.max_stream_data = 8 << 20;
 	sc.conn.key_update_pkts = key_update;
+	sc.conn.fec_max_group = fec_max_group;
+	sc.conn.fec = fec;
 	sc.hs.ops = &dpq_hs_direct_ops;
 	sc.hs.hs = tls;
 	sc.hs.attach = hs_attach;

@@ -29,6 +29,7 @@ static const struct dpq_conf_section *const sections[] = {
 	&dpq_conf_section_port,
 	&dpq_conf_section_tls,
 	&dpq_conf_section_recovery,
+	&dpq_conf_section_fec,
 	&dpq_conf_section_ctl,
 	&dpq_conf_section_log,
 	&dpq_conf_section_drain,

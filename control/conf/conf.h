@@ -187,6 +187,13 @@ struct dpq_conf_recovery {
 	char *cc;
 };
 
+/* [fec]: the XOR-FEC extension (keys_fec.c, docs/fec.md). */
+struct dpq_conf_fec {
+	uint64_t max_group;		/* 0: extension off */
+	char *policy;			/* dpq_fec_policy_parse() text */
+	char *xor_impl;			/* auto or a dpq_xor_impl name */
+};
+
 struct dpq_conf {
 	char *file;			/* config file read, or NULL */
 	struct dpq_conf_eal eal;
@@ -197,6 +204,7 @@ struct dpq_conf {
 	struct dpq_conf_log log;
 	struct dpq_conf_drain drain;
 	struct dpq_conf_recovery recovery;
+	struct dpq_conf_fec fec;
 	struct dpq_conf_src src[DPQ_CONF_KEYS_MAX];
 };
 
@@ -204,6 +212,7 @@ extern const unsigned int dpq_conf_nsections;
 
 /* Key tables, one per section file. */
 extern const struct dpq_conf_section dpq_conf_section_recovery;
+extern const struct dpq_conf_section dpq_conf_section_fec;
 
 /* ---- API -------------------------------------------------------------- */
 

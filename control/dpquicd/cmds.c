@@ -323,6 +323,18 @@ w_conn(struct dpq_json_w *w, unsigned int shard,
 	dpq_json_w_kstr(w, "cipher", suite_name(ci->st.cipher_suite));
 	dpq_json_w_kstr(w, "alpn", ci->alpn);
 	dpq_json_w_ku64(w, "handshake_us", ci->st.handshake_us);
+	if (ci->st.fec_on) {
+		dpq_json_w_key(w, "fec");
+		dpq_json_w_obj_begin(w);
+		dpq_json_w_ku64(w, "repairs_sent", ci->st.fec_groups);
+		dpq_json_w_ku64(w, "repair_bytes", ci->st.fec_repair_bytes);
+		dpq_json_w_ku64(w, "protected", ci->st.fec_protected);
+		dpq_json_w_ku64(w, "rebuilt", ci->st.fec_recovered);
+		dpq_json_w_ku64(w, "unrecoverable", ci->st.fec_unrecoverable);
+		dpq_json_w_ku64(w, "peer_rebuilt", ci->st.fec_peer_recovered);
+		dpq_json_w_ku64(w, "loss_ppm", ci->st.fec_loss_ppm);
+		dpq_json_w_obj_end(w);
+	}
 	dpq_json_w_obj_end(w);
 }
 
@@ -473,6 +485,9 @@ dpqd_cmds_register(struct dpqd *d)
 		  "connections)" },
 		{ "close", cmd_close, "id=ID close one connection "
 		  "(CONNECTION_CLOSE, NO_ERROR)" },
+		{ "fec", dpqd_cmd_fec, "[policy=P] [max_group=N] XOR-FEC of new "
+		  "connections (P: off, fixed[:K], adaptive[:MIN-MAX]); "
+		  "id=ID policy=P: of one connection" },
 	};
 	unsigned int i;
 	int rc;

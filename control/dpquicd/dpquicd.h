@@ -42,6 +42,8 @@ enum dpqd_shard_op {
 	DPQD_OP_LIST,		/* fill info[] from connection `cursor` on */
 	DPQD_OP_CLOSE_ONE,	/* close connection `handle` */
 	DPQD_OP_RETRY,		/* listener: new Retry policy */
+	DPQD_OP_FEC,		/* XOR-FEC of new connections (code, fec) */
+	DPQD_OP_FEC_CONN,	/* XOR-FEC policy of connection `handle` */
 };
 
 /* What `dpquic-ctl connections` shows of one connection. */
@@ -73,6 +75,7 @@ struct dpqd_mailbox {
 	bool flag;
 	uint32_t cursor;
 	uint32_t rate;
+	struct dpq_fec_policy fec;
 	char reason[DPQ_LISTENER_REASON_MAX + 1];
 	/* results */
 	int rc;
@@ -175,6 +178,13 @@ int dpqd_drain_start(struct dpqd *d, double timeout_s);
 /* reload.c: re-read the config and apply what can change; the summary
  * goes to the log and into the reply when req is not NULL. */
 int dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req);
+
+/* fec.c: the [fec] section (docs/fec.md) and the `fec` command. */
+int dpqd_fec_conn_conf(const struct dpq_conf *c, struct dpq_conn_conf *cc);
+int dpqd_fec_start(const struct dpq_conf *c);
+int dpqd_fec_apply(struct dpqd *d, uint8_t max_group,
+		const struct dpq_fec_policy *p);
+int dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg);
 
 /* Monotonic microseconds. */
 uint64_t dpqd_now_us(void);

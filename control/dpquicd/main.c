@@ -263,6 +263,7 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 	sc.conn.role = DPQ_ROLE_SERVER;
 	sc.conn.scid_len = cid_cfg.len;
 	sc.conn.cc_name = d->conf.recovery.cc;
+	dpqd_fec_conn_conf(&d->conf, &sc.conn);
 	sc.conn.idle_timeout_ms = d->conf.server.idle_timeout_ms;
 	sc.max_conns = (uint32_t)d->conf.server.max_connections;
 	sc.hs.ops = &dpq_hs_ring_ops;
@@ -631,6 +632,7 @@ main(int argc, char **argv)
 
 	/* 5. management thread, port, shards */
 	rc = DPQ_EXIT_RUNTIME;
+	dpqd_fec_start(&d->conf);	/* checked by the config already */
 	mc.server_ctx = d->tls;
 	mc.n_shards = d->nshards;
 	d->mgmt = dpq_mgmt_create(&mc);

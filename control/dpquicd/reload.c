@@ -19,7 +19,7 @@
 struct diff {
 	const struct dpq_conf *old, *new;
 	char applied[LIST_MAX], restart[LIST_MAX];
-	bool tls, log, retry;
+	bool tls, log, retry, fec;
 };
 
 static void
@@ -53,6 +53,8 @@ diff_one(void *arg, const struct dpq_conf_section *s,
 	else if (strcmp(s->name, "server") == 0 &&
 		 strcmp(k->name, "retry") == 0)
 		df->retry = true;
+	else if (strcmp(s->name, "fec") == 0)
+		df->fec = true;
 }
 
 /* A new TLS context from c's certificate; handed to the management
@@ -163,6 +165,12 @@ dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req)
 	}
 	if (df.log)
 		dpqd_log_apply(&nc);
+	if (df.fec) {
+		struct dpq_fec_policy fp;
+
+		dpq_fec_policy_parse(nc.fec.policy, &fp);
+		dpqd_fec_apply(d, (uint8_t)nc.fec.max_group, &fp);
+	}
 	if (df.retry) {
 		enum dpq_retry_policy p;
 		uint32_t rate;

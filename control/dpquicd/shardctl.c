@@ -103,6 +103,14 @@ run(struct dpqd_shard *s, struct dpqd_mailbox *mb)
 			fill_info(s, dpq_shard_conn_at(s->shard, i), now,
 					&mb->info[mb->n++]);
 		break;
+	case DPQD_OP_FEC:
+		dpq_shard_set_fec(s->shard, (uint8_t)mb->code, &mb->fec);
+		break;
+	case DPQD_OP_FEC_CONN:
+		c = dpq_shard_conn_by_handle(s->shard, mb->handle);
+		mb->rc = c == NULL ? -ENOENT :
+			dpq_conn_set_fec_policy(c, &mb->fec);
+		break;
 	case DPQD_OP_CLOSE_ONE:
 		c = dpq_shard_conn_by_handle(s->shard, mb->handle);
 		if (c == NULL) {

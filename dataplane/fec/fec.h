@@ -83,6 +83,21 @@ void dpq_fec_meter_on_lost(struct dpq_fec_meter *m, uint32_t n);
 uint32_t dpq_fec_meter_rate_ppm(const struct dpq_fec_meter *m);
 
 /*
+ * The loss a server (one shard) saw recently, across its connections: the
+ * prior of each new connection's meter. Each closing connection adds its
+ * packets sent and lost; older ones decay (weight 7/8 per connection), so
+ * it follows the path, not the history.
+ */
+struct dpq_fec_prior {
+	uint64_t sent;		/* scaled by 8 per fold */
+	uint64_t lost;
+};
+
+void dpq_fec_prior_fold(struct dpq_fec_prior *pr, uint64_t sent,
+		uint64_t lost);
+uint32_t dpq_fec_prior_ppm(const struct dpq_fec_prior *pr);
+
+/*
  * Group size the policy wants now, capped by peer_max (the peer's
  * xor_fec Max Group Size); 0 means send no repairs. ADAPTIVE: 0 below
  * DPQ_FEC_METER_OFF_PPM, else about one repair per four expected losses,

@@ -124,6 +124,23 @@ dpq_fec_meter_rate_ppm(const struct dpq_fec_meter *m)
 		m->rate_ppm;
 }
 
+void
+dpq_fec_prior_fold(struct dpq_fec_prior *pr, uint64_t sent, uint64_t lost)
+{
+	if (lost > sent)
+		lost = sent;
+	pr->sent = pr->sent - pr->sent / 8 + sent;
+	pr->lost = pr->lost - pr->lost / 8 + lost;
+}
+
+uint32_t
+dpq_fec_prior_ppm(const struct dpq_fec_prior *pr)
+{
+	if (pr->sent < DPQ_FEC_METER_WINDOW)
+		return 0;	/* not enough seen to say */
+	return (uint32_t)(pr->lost * 1000000 / pr->sent);
+}
+
 uint32_t
 dpq_fec_policy_group(const struct dpq_fec_policy *p,
 		const struct dpq_fec_meter *m, uint32_t peer_max)

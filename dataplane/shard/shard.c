@@ -80,6 +80,8 @@ struct dpq_shard {
 	uint64_t now;			/* of the latest poll */
 	bool polled;
 	struct dpq_shard_stats stats;
+	/* Recent loss of closed connections: the XOR-FEC meter's prior. */
+	struct dpq_fec_prior fec_prior;
 	uint64_t rng;
 	/* the burst being transmitted */
 	struct rte_mbuf *tx[DPQ_SHARD_BURST];
@@ -90,6 +92,14 @@ struct dpq_shard {
 	 * send on most polls, so do not allocate and free one each time. */
 	struct rte_mbuf *spare;
 };
+
+void
+dpq_shard_set_fec(struct dpq_shard *s, uint8_t max_group,
+		const struct dpq_fec_policy *p)
+{
+	s->conf.conn.fec_max_group = max_group;
+	s->conf.conn.fec = *p;
+}
 
 uint64_t
 dpq_shard_now_us(void)
@@ -280,8 +290,13 @@ slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 	unsigned int k;
 
 	if (opened) {
+		struct dpq_conn_stats cs;
+
 		count_close(s, sl->c);
 		s->stats.conns_closed++;
+		dpq_conn_get_stats(sl->c, &cs);
+		dpq_fec_prior_fold(&s->fec_prior, cs.pkts_sent,
+				cs.pkts_lost + cs.fec_peer_recovered);
 	}
 
 	dpq_wheel_cancel(&s->wheel, &sl->timer);
@@ -388,6 +403,7 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in,
 	}
 	idx = s->free_list[--s->nfree];
 	sl = &s->slots[idx];
+	s->conf.conn.fec_loss_prior_ppm = dpq_fec_prior_ppm(&s->fec_prior);
 	in->conf = &s->conf.conn;
 	in->crypto = s->crypto;
 	in->hs_ops = s->conf.hs.ops;

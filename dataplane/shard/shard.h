@@ -111,6 +111,12 @@ int dpq_shard_create(const struct dpq_shard_conf *conf,
 		struct dpq_shard **out);
 void dpq_shard_destroy(struct dpq_shard *s);
 
+/* XOR-FEC settings of the connections created from now on (docs/fec.md):
+ * the largest group they accept (0: extension off) and what they send.
+ * Shard thread only (the daemon's mailbox). */
+void dpq_shard_set_fec(struct dpq_shard *s, uint8_t max_group,
+		const struct dpq_fec_policy *p);
+
 /* Server: the listener that decides about unknown CIDs (set before the
  * first poll; it uses this shard's crypto context). */
 void dpq_shard_set_listener(struct dpq_shard *s, struct dpq_listener *l);

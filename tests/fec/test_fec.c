@@ -622,6 +622,22 @@ test_policy(void **state)
 	dpq_fec_meter_on_lost(&m, 2);
 	assert_true(dpq_fec_policy_group(&p, &m, 64) >= 4);
 
+	/* The shard's prior: loss-weighted by packets, decaying. */
+	{
+		struct dpq_fec_prior pr = { 0 };
+
+		assert_int_equal(dpq_fec_prior_ppm(&pr), 0);
+		dpq_fec_prior_fold(&pr, 10, 5);	/* too few to say */
+		assert_int_equal(dpq_fec_prior_ppm(&pr), 0);
+		dpq_fec_prior_fold(&pr, 1000, 45);
+		assert_in_range(dpq_fec_prior_ppm(&pr), 45000, 55000);
+		for (i = 0; i < 60; i++)
+			dpq_fec_prior_fold(&pr, 1000, 0);
+		assert_true(dpq_fec_prior_ppm(&pr) < DPQ_FEC_METER_OFF_PPM);
+		dpq_fec_prior_fold(&pr, 5, 9);	/* lost > sent: capped */
+		assert_true(pr.lost <= pr.sent);
+	}
+
 	/* Fixed ignores loss, obeys the peer; off is off; K < 2 is 0. */
 	p = (struct dpq_fec_policy){ DPQ_FEC_FIXED, 16, 4 };
 	assert_int_equal(dpq_fec_policy_group(&p, &m, 64), 16);

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpquicd's XOR-FEC settings (docs/fec.md): the [fec] config section
+ * applied to the shards at start and on reload, and the control command
+ *
+ *   fec                                 show what new connections get
+ *   fec policy=P [max_group=N]          set it for new connections
+ *   fec id=ID policy=P                  set one connection's policy
+ *
+ * A value set here runs until the next reload, which goes back to the
+ * file and the command line (like any setting, `dpquic-ctl config`
+ * shows the running value).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/dpquicd/dpquicd.h"
+#include "dataplane/fec/xor.h"
+
+int
+dpqd_fec_conn_conf(const struct dpq_conf *c, struct dpq_conn_conf *cc)
+{
+	cc->fec_max_group = (uint8_t)c->fec.max_group;
+	return dpq_fec_policy_parse(c->fec.policy, &cc->fec);
+}
+
+int
+dpqd_fec_start(const struct dpq_conf *c)
+{
+	/* Before any shard runs: the kernel pointer is read without a
+	 * lock on the data path. */
+	return dpq_xor_use(c->fec.xor_impl != NULL ? c->fec.xor_impl :
+			"auto");
+}
+
+/* Every shard's defaults for new connections. */
+int
+dpqd_fec_apply(struct dpqd *d, uint8_t max_group,
+		const struct dpq_fec_policy *p)
+{
+	unsigned int i;
+	int rc = 0;
+
+	for (i = 0; i < d->nshards; i++) {
+		d->sh[i].mb->op = DPQD_OP_FEC;
+		d->sh[i].mb->code = max_group;
+		d->sh[i].mb->fec = *p;
+		if (dpqd_shardctl_call(d, i, 5000) != 0 && rc == 0)
+			rc = -ETIMEDOUT;
+	}
+	return rc;
+}
+
+/* A named argument as text; NULL when absent. */
+static const char *
+named(struct dpq_ctl_req *req, const char *name, char *buf, size_t n)
+{
+	const struct dpq_json_val *v = dpq_json_get(req->args, name);
+
+	if (v == NULL)
+		return NULL;
+	if (v->type == DPQ_JSON_STRING) {
+		snprintf(buf, n, "%s", v->u.str.s);
+		return buf;
+	}
+	if (v->type == DPQ_JSON_INT && !v->u.num.neg) {
+		snprintf(buf, n, "%" PRIu64, v->u.num.mag);
+		return buf;
+	}
+	return "";
+}
+
+static void
+show(struct dpq_ctl_req *req, const struct dpq_conf *c)
+{
+	dpq_json_w_ku64(req->reply, "max_group", c->fec.max_group);
+	dpq_json_w_kstr(req->reply, "policy", c->fec.policy);
+	dpq_json_w_kstr(req->reply, "xor", dpq_xor_active->name);
+	dpq_json_w_kstr(req->reply, "extension", c->fec.max_group > 0 ?
+			"offered" : "off");
+}
+
+int
+dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg_)
+{
+	struct dpqd *d = arg_;
+	struct dpq_fec_policy p;
+	char pbuf[64], gbuf[32], ibuf[32], err[DPQ_CONF_ERR_MAX], *end;
+	const char *pv = named(req, "policy", pbuf, sizeof(pbuf));
+	const char *gv = named(req, "max_group", gbuf, sizeof(gbuf));
+	const char *iv = named(req, "id", ibuf, sizeof(ibuf));
+	uint64_t g = d->conf.fec.max_group, h;
+	unsigned int shard;
+	int rc;
+
+	if (pv == NULL && gv == NULL && iv == NULL) {
+		show(req, &d->conf);
+		return 0;
+	}
+	if (pv != NULL && dpq_fec_policy_parse(pv, &p) != 0)
+		return dpq_ctl_req_error(req, "fec: policy \"%s\": expected "
+			"off, fixed[:K] or adaptive[:MIN-MAX] (K, MIN <= MAX "
+			"in %d..%d)", pv, DPQ_FEC_MIN_GROUP,
+			DPQ_FEC_GROUP_LIMIT);
+	if (iv != NULL) {
+		/* One connection: its policy from now on. */
+		if (pv == NULL || gv != NULL)
+			return dpq_ctl_req_error(req, "fec: with id=ID give "
+				"policy=P only (a connection's max_group was "
+				"announced in its handshake)");
+		errno = 0;
+		h = strtoull(iv, &end, 16);
+		if (errno != 0 || end == iv || *end != '\0' ||
+		    dpq_hs_handle_shard(h) >= d->nshards)
+			return dpq_ctl_req_error(req, "fec: \"%s\" is not a "
+				"connection id (hex, from `dpquic-ctl "
+				"connections`)", iv);
+		shard = dpq_hs_handle_shard(h);
+		d->sh[shard].mb->op = DPQD_OP_FEC_CONN;
+		d->sh[shard].mb->handle = h;
+		d->sh[shard].mb->fec = p;
+		rc = dpqd_shardctl_call(d, shard, 5000);
+		if (rc == -ENOENT)
+			return dpq_ctl_req_error(req, "fec: no connection "
+				"%" PRIx64 " (closed already?)", h);
+		if (rc != 0)
+			return dpq_ctl_req_error(req, "fec: shard %u did not "
+				"answer", shard);
+		dpq_json_w_kstr(req->reply, "connection", iv);
+		dpq_json_w_kstr(req->reply, "policy", pv);
+		DLOG(NOTICE, "connection %" PRIx64 ": XOR-FEC policy %s "
+			"(pid %d)\n", h, pv, (int)req->pid);
+		return 0;
+	}
+	if (gv != NULL && (dpq_conf_parse_u64(gv, &g) != 0 ||
+	    g > DPQ_FEC_GROUP_LIMIT))
+		return dpq_ctl_req_error(req, "fec: max_group \"%s\": expected "
+			"0 (extension off) to %d", gv, DPQ_FEC_GROUP_LIMIT);
+	/* Through the config table, so `config` shows the running value. */
+	if (pv != NULL && dpq_conf_set(&d->conf, "fec.policy", pv,
+			DPQ_CONF_CLI, err, sizeof(err)) != 0)
+		return dpq_ctl_req_error(req, "fec: %s", err);
+	if (gv != NULL && dpq_conf_set(&d->conf, "fec.max-group", gv,
+			DPQ_CONF_CLI, err, sizeof(err)) != 0)
+		return dpq_ctl_req_error(req, "fec: %s", err);
+	dpq_fec_policy_parse(d->conf.fec.policy, &p);
+	if (dpqd_fec_apply(d, (uint8_t)d->conf.fec.max_group, &p) != 0)
+		return dpq_ctl_req_error(req, "fec: a shard did not answer; "
+			"the others apply it");
+	DLOG(NOTICE, "XOR-FEC for new connections: max_group %" PRIu64
+		", policy %s (pid %d)\n", d->conf.fec.max_group,
+		d->conf.fec.policy, (int)req->pid);
+	show(req, &d->conf);
+	return 0;
+}
