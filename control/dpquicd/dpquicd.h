@@ -102,6 +102,7 @@ struct dpqd {
 	 * file: "section.key" and value, in order */
 	unsigned int ncli;
 	const char **cli_key, **cli_val;
+	char **cli_owned;	/* "section.key" strings made for options */
 	bool check_only;
 	/* EAL arguments from the command line (before "--"), or NULL */
 	int eal_argc;
@@ -147,6 +148,8 @@ void dpqd_retry_parse(const char *s, enum dpq_retry_policy *p,
  * the problem (exit DPQ_EXIT_CONFIG), 1 when --help/--version printed
  * (exit 0), 0 to go on. */
 int dpqd_opts_parse(struct dpqd *d, int argc, char **argv);
+/* Free what dpqd_opts_parse() kept in d. */
+void dpqd_opts_free(struct dpqd *d);
 /* Build the configuration: defaults, file, then command line; check.
  * err gets the message. */
 int dpqd_conf_build(const struct dpqd *d, struct dpq_conf *out, char *err,

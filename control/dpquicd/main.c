@@ -570,8 +570,10 @@ main(int argc, char **argv)
 	/* 1. command line and config file: nothing else happens before
 	 *    they are known to be right */
 	n = dpqd_opts_parse(d, argc, argv);
-	if (n != 0)
+	if (n != 0) {
+		dpqd_opts_free(d);
 		return n > 0 ? DPQ_EXIT_OK : DPQ_EXIT_CONFIG;
+	}
 	if (dpqd_conf_build(d, &d->conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "dpquicd: %s\n", err);
 		goto out;
@@ -723,8 +725,7 @@ out:
 	dpq_conf_free(&d->conf);
 	dpqd_eal_argv_free(eal_argv);
 	free(d->config_path);
-	free(d->cli_key);
-	free(d->cli_val);
+	dpqd_opts_free(d);
 	if (eal_up)
 		rte_eal_cleanup();
 	return rc;

@@ -82,11 +82,29 @@ is_eal_opt(const char *arg)
 	return false;
 }
 
+void
+dpqd_opts_free(struct dpqd *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->ncli; i++)
+		if (d->cli_owned != NULL)
+			free(d->cli_owned[i]);
+	free(d->cli_owned);
+	free(d->cli_key);
+	free(d->cli_val);
+	d->cli_owned = NULL;
+	d->cli_key = d->cli_val = NULL;
+	d->ncli = 0;
+}
+
+/* owned: key was made by dotted() and is freed with d (dpqd_opts_free). */
 static int
-add_cli(struct dpqd *d, const char *key, const char *val)
+add_cli(struct dpqd *d, const char *key, const char *val, bool owned)
 {
 	const char **k = realloc(d->cli_key, (d->ncli + 1) * sizeof(*k));
 	const char **v;
+	char **o;
 
 	if (k == NULL)
 		return -ENOMEM;
@@ -95,6 +113,11 @@ add_cli(struct dpqd *d, const char *key, const char *val)
 	if (v == NULL)
 		return -ENOMEM;
 	d->cli_val = v;
+	o = realloc(d->cli_owned, (d->ncli + 1) * sizeof(*o));
+	if (o == NULL)
+		return -ENOMEM;
+	d->cli_owned = o;
+	d->cli_owned[d->ncli] = owned ? (char *)key : NULL;
 	d->cli_key[d->ncli] = key;
 	d->cli_val[d->ncli] = val;
 	d->ncli++;
@@ -199,7 +222,7 @@ dpqd_opts_parse(struct dpqd *d, int argc, char **argv)
 				return -1;
 			}
 			*eq = '\0';
-			if (add_cli(d, optarg, eq + 1) != 0)
+			if (add_cli(d, optarg, eq + 1, false) != 0)
 				return -1;
 			break;
 		}
@@ -222,11 +245,14 @@ dpqd_opts_parse(struct dpqd *d, int argc, char **argv)
 				unsigned int k = (unsigned int)(c - OPT_BASE);
 				char *key = dotted(secs[k], keys[k]);
 
-				if (key == NULL || add_cli(d, key,
-						keys[k]->flags &
-						DPQ_CONF_F_FLAG ? "true" :
-						optarg) != 0)
+				if (key == NULL)
 					return -1;
+				if (add_cli(d, key, keys[k]->flags &
+						DPQ_CONF_F_FLAG ? "true" :
+						optarg, true) != 0) {
+					free(key);
+					return -1;
+				}
 				break;
 			}
 			return -1;

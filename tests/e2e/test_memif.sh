@@ -37,16 +37,16 @@ MEMIF="socket=$SOCK,socket-abstract=no"
 
 # dpquicd: worker lcore 1 runs the shard; the client polls on lcore 0.
 bg_start PD "$TMP/d.log" ip netns exec "$NS" "$DPQUICD" --no-huge \
-	--no-shconf --no-pci -m 512 -l 0,1 --log-level=error \
+	--no-shconf --no-pci -m 512 -l 0,1 --log-level='lib.*:error' \
 	"--vdev=net_memif0,role=server,id=0,$MEMIF" -- \
 	--addr "$SADDR:4433" --prefix 24 --root "$ROOT" --ctl "$TMP/d.sock" \
 	--duration 200
 for i in $(seq 1 300); do
-	grep -q '^dpquicd: serving ' "$TMP/d.log" && break
+	grep -q 'dpquicd: serving ' "$TMP/d.log" && break
 	kill -0 "$PD" 2>/dev/null || break
 	sleep 0.1
 done
-if ! grep -q '^dpquicd: serving ' "$TMP/d.log" || [ ! -S "$SOCK" ]; then
+if ! grep -q 'dpquicd: serving ' "$TMP/d.log" || [ ! -S "$SOCK" ]; then
 	echo "dpquicd did not start on memif:"
 	cat "$TMP/d.log"
 	exit 1

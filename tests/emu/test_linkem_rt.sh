@@ -164,15 +164,15 @@ in_range "quic1: b2a lost" "$(counter "$TMP/linkem-quic1.log" b2a 'loss')" 1 100
 # 5. ngtcp2 client in A -> dpquicd (af_packet on lb0, address D).
 linkem_start quic2 "$IMPAIR,seed=5"
 bg_start DPQD "$TMP/dpquicd.log" ip netns exec "$NB" "$DPQUICD" --no-huge \
-	--no-shconf --no-pci -m 512 -l 0 --log-level=error --no-telemetry \
+	--no-shconf --no-pci -m 512 -l 0 --log-level='lib.*:error' --no-telemetry \
 	--vdev=net_af_packet0,iface=lb0 -- --addr "$D:4433" --prefix 24 \
 	--root "$ROOT" --ctl "$TMP/d.sock" --duration 150
 for i in $(seq 1 300); do
-	grep -q '^dpquicd: serving ' "$TMP/dpquicd.log" && break
+	grep -q 'dpquicd: serving ' "$TMP/dpquicd.log" && break
 	kill -0 "$DPQD" 2>/dev/null || break
 	sleep 0.1
 done
-if grep -q '^dpquicd: serving ' "$TMP/dpquicd.log"; then
+if grep -q 'dpquicd: serving ' "$TMP/dpquicd.log"; then
 	if run_timed quic_ng_dpqd 0 ip netns exec "$NA" "$NGCLIENT" \
 		--timeout 90 --sha256 "$D" 4433 /f1k /f1m /m1 /m2; then
 		expect_line quic_ng_dpqd '^files_ok 4/4 '
