@@ -335,14 +335,14 @@ conn_tx(struct dpq_sim *s, struct dpq_conn *c, struct sim_link *l)
 		return;
 	dpq_conn_poll(c, now);
 	while (guard++ < 100000 &&
-	       (n = dpq_conn_send(c, buf, sizeof(buf), now)) > 0)
+	       (n = dpq_conn_send(c, buf, sizeof(buf), NULL, now)) > 0)
 		link_send(s, l, buf, (size_t)n);
 }
 
 static void
 conn_rx(struct dpq_sim *s, struct dpq_conn *c, struct sim_dgram *g)
 {
-	dpq_conn_recv(c, g->data, g->len, dpq_sim_now_us(s));
+	dpq_conn_recv(c, g->data, g->len, NULL, dpq_sim_now_us(s));
 }
 
 /* Deliver every datagram due by now; true if any was. */

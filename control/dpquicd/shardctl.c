@@ -52,7 +52,7 @@ fill_info(struct dpqd_shard *s, struct dpq_conn *c, uint64_t now,
 {
 	memset(ci, 0, sizeof(*ci));
 	ci->handle = dpq_shard_conn_handle(s->shard, c);
-	ci->peer = *dpq_shard_conn_peer(s->shard, c);
+	dpq_shard_conn_peer(s->shard, c, &ci->peer);
 	ci->scid = *dpq_conn_scid(c);
 	ci->dcid = *dpq_conn_dcid(c);
 	ci->state = dpq_conn_state(c);

@@ -203,13 +203,13 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 		c->peer_initial_scid = in->peer_scid;
 		c->odcid = in->after_retry ? in->odcid : in->dcid;
 		c->retry_done = in->after_retry;
-		/* A client that echoes our Retry token proved its address
-		 * (RFC 9000 §8.1.2). */
-		c->address_validated = in->after_retry;
 	} else {
 		c->dcid = in->dcid;
 		c->odcid = in->dcid;
 	}
+	/* A client that echoes our Retry token proved its address (RFC
+	 * 9000 §8.1.2); a client knows its server's. */
+	dpq_conn_paths_init(c, &in->tuple, !server || in->after_retry);
 	build_local_tparams(c, in);
 	dpq_conn_fec_init(c);
 
@@ -253,7 +253,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	if (rc != 0)
 		goto fail_loss;
 	dpq_loss_set_amplification_limited(&c->loss,
-			server && !c->address_validated, in->now);
+			!c->paths[c->active].validated, in->now);
 
 	dpq_flow_rx_init(&c->rx_fc, c->conf.max_data, c->conf.max_data_max,
 			in->now);
@@ -649,12 +649,14 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		t = dpq_loss_deadline(&c->loss);
 	if (dpq_conn_keys_deadline(c) < t)
 		t = dpq_conn_keys_deadline(c);
+	if (dpq_conn_paths_next_timeout(c) < t)
+		t = dpq_conn_paths_next_timeout(c);
 	/* ACK deadlines the builder can act on: not without the space's
 	 * write key nor while the amplification limit blocks every send,
 	 * which only a received datagram lifts (the owner would be woken
 	 * for nothing, again and again). */
-	if (c->role == DPQ_ROLE_SERVER && !c->address_validated &&
-	    DPQ_CONN_AMP_FACTOR * c->amp_recv < c->amp_sent + 64)
+	if (dpq_conn_path_allowance(c, &c->paths[c->active]) <
+	    DPQ_CONN_MIN_DGRAM)
 		return t;
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
 		static const enum dpq_epoch key_of[DPQ_PN_SPACE_COUNT] = {
@@ -712,6 +714,8 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 			dpq_conn_trace_metrics(c);
 	}
 	dpq_conn_keys_on_timeout(c, now);
+	/* Path validation: resend PATH_CHALLENGE, or give up (§8.2.4). */
+	dpq_conn_paths_on_timeout(c, now);
 	/* ACK deadlines need no action here: the builder sends what is
 	 * due once now passes them. */
 }

@@ -16,13 +16,21 @@
  *   dpq_conn_rx_prepare()  header parsed, op->key/largest_pn set;
  *   dpq_crypto_unprotect_hp_burst(); dpq_conn_rx_select_key();
  *   dpq_crypto_open_burst(); dpq_conn_rx_process().
- * Send: dpq_conn_send() builds and seals one datagram; dpq_conn_build()
- * builds it and leaves the seal ops to the caller's burst.
+ * Send: dpq_conn_build_burst() builds up to n datagrams and leaves their
+ * seal ops to the caller's burst; dpq_conn_send() builds and seals one.
+ *
+ * Paths (RFC 9000 §8.2, §9): the connection owns its addresses. Every
+ * received datagram comes with its tuple (local and peer address), every
+ * built datagram says which tuple to send it on; the owner never keeps or
+ * changes a peer address itself. A peer's new address is validated
+ * (PATH_CHALLENGE) and limited to 3x the bytes received from it until it
+ * is; a failed validation reverts to the last validated address.
  *
  * Wake-up contract (what an owner such as the shard may rely on, so that
  * it touches only the connections that need it, never every connection
  * per loop): after any call into the connection, the owner runs
- * dpq_conn_poll() and dpq_conn_build() until it returns 0, then reads
+ * dpq_conn_poll() and dpq_conn_build_burst() until it builds fewer than
+ * asked, then reads
  * dpq_conn_next_timeout() and calls again no later than then. Besides
  * that, a connection needs its owner only
  *   - when a datagram for it arrives (dpq_conn_recv or the rx steps);
@@ -55,12 +63,37 @@
 
 #include "dataplane/crypto/crypto.h"
 #include "dataplane/engine/mem.h"
+#include "dataplane/engine/netaddr.h"
 #include "dataplane/engine/packet.h"
 #include "dataplane/engine/tparams.h"
 #include "dataplane/engine/wire.h"
 #include "dataplane/fec/fec.h"
 
 struct dpq_conn;
+
+/* A network path as one endpoint sees it (RFC 9000 §9): our address and
+ * the peer's. local.family 0 means "the driver's own address": a tuple
+ * with it matches any local address of a received datagram. */
+struct dpq_tuple {
+	struct dpq_netaddr local;
+	struct dpq_netaddr peer;
+};
+
+/* What the driver says about a received datagram. */
+struct dpq_rx_info {
+	struct dpq_tuple tuple;	/* local = its destination, peer = source */
+	uint8_t ecn;		/* ECN bits of its IP header */
+};
+
+/* One datagram built by dpq_conn_build_burst(). */
+struct dpq_tx_dgram {
+	uint8_t *buf;		/* in: where to build it */
+	uint16_t cap;		/* in: room at buf, tags included */
+	uint16_t len;		/* out: datagram length, tags included */
+	uint8_t nops;		/* out: its seal ops (consecutive in ops[]) */
+	uint8_t ecn;		/* out: ECN codepoint to send with */
+	struct dpq_tuple tuple;	/* out: send from local to peer */
+};
 
 /* Encryption levels, numbered as GnuTLS and control/tls/tls.h do. */
 enum dpq_epoch {
@@ -173,6 +206,10 @@ struct dpq_conn_init {
 	struct dpq_cid odcid;
 	/* Stateless reset token for scid (server). */
 	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];
+	/* The first path: client, its socket's address (local.family 0:
+	 * unknown) and the server's; server, the addresses of the client's
+	 * first Initial. */
+	struct dpq_tuple tuple;
 	uint64_t now;
 	/* The owner's wake-up hook (see the wake-up contract above): the
 	 * connection has work to do; poll and build it soon. May be called
@@ -211,10 +248,11 @@ void dpq_conn_hs_failed(struct dpq_conn *c, uint64_t error_code);
 
 /* ---- datagrams ------------------------------------------------------------- */
 
-/* Process one received datagram (decrypted in place). now in us. Returns
- * the number of QUIC packets accepted (0: all dropped). */
+/* Process one received datagram (decrypted in place) that arrived as ri
+ * says (NULL: on the active path, for tests). now in us. Returns the
+ * number of QUIC packets accepted (0: none; held ones not counted). */
 int dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
-		uint64_t now);
+		const struct dpq_rx_info *ri, uint64_t now);
 
 /* Steps of dpq_conn_recv for a shard that batches crypto over a burst.
  * rx_prepare parses the packet at pkt (len bytes left in the datagram)
@@ -233,24 +271,42 @@ int dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 		struct dpq_pkt_hdr *hdr, struct dpq_open_op *op);
 int dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,
 		struct dpq_open_op *op);
+/* The opened packet is the whole datagram (a short-header packet ends
+ * its datagram, RFC 9000 §12.2), dgram_len bytes received as ri says. */
 int dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,
-		const struct dpq_open_op *op, size_t dgram_len, uint64_t now);
+		const struct dpq_open_op *op, size_t dgram_len,
+		const struct dpq_rx_info *ri, uint64_t now);
 
 /* Most seal ops one datagram needs (one per coalesced packet). */
 #define DPQ_CONN_MAX_SEAL_OPS 3
 
-/* Build the next datagram into buf (cap bytes, with room for the tags).
- * Fills ops[0..*nops) for the caller to seal. Returns the datagram length,
- * 0 when there is nothing to send now, or a negative errno. */
-ssize_t dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
-		struct dpq_seal_op *ops, unsigned int *nops, uint64_t now);
-/* After the caller sealed what dpq_conn_build() produced: work that
- * frees keys waits until then (the client's Initial keys, RFC 9001
+/* Build up to n datagrams into d[i].buf (d[i].cap bytes each, tags
+ * included); d[i].len, .nops, .ecn and .tuple are filled in, and the seal
+ * ops of all of them go to ops[] in order (room for n *
+ * DPQ_CONN_MAX_SEAL_OPS). Returns the number of datagrams built (0:
+ * nothing to send now; fewer than n: nothing more now), or a negative
+ * errno. The caller seals ops[] (one burst), sends d[i] from
+ * d[i].tuple.local to d[i].tuple.peer, then calls dpq_conn_tx_done(). */
+int dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
+		unsigned int n, struct dpq_seal_op *ops, uint64_t now);
+/* After the caller sealed what dpq_conn_build_burst() produced: work
+ * that frees keys waits until then (the client's Initial keys, RFC 9001
  * §4.9.1). */
 void dpq_conn_tx_done(struct dpq_conn *c, uint64_t now);
-/* Build and seal one datagram (build + seal + tx_done). */
+/* Build and seal one datagram (build_burst of 1 + seal + tx_done); *to
+ * (if not NULL) gets its tuple. Returns its length, 0 or -errno. */
 ssize_t dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		struct dpq_tuple *to, uint64_t now);
+
+/* Client: move the connection to a new local address (RFC 9000 §9.2),
+ * e.g. after rebinding its socket: later packets go out on tuple t with
+ * an unused peer CID, and the new path is validated. Returns 0, -EAGAIN
+ * (handshake not confirmed, or no unused peer CID yet), -EPERM (the
+ * server set disable_active_migration) or -EINVAL. */
+int dpq_conn_migrate(struct dpq_conn *c, const struct dpq_tuple *t,
 		uint64_t now);
+/* The path packets are sent on now. */
+const struct dpq_tuple *dpq_conn_active_tuple(const struct dpq_conn *c);
 /* Deferred work, between bursts: packets that waited for keys that have
  * arrived since, and timers that are due. A shard calls it once per
  * connection per loop, before building. */
@@ -263,7 +319,7 @@ void dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 /* Earliest time dpq_conn_on_timeout() must run (UINT64_MAX: none); it
  * covers every time-driven need (wake-up contract above). */
 uint64_t dpq_conn_next_timeout(const struct dpq_conn *c);
-/* Would dpq_conn_build() produce a datagram at now? False while nothing
+/* Would dpq_conn_build_burst() produce a datagram at now? False while nothing
  * is pending or the congestion window, pacing or the amplification limit
  * holds it back (a received datagram or next_timeout lifts that). */
 bool dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now);
@@ -319,6 +375,13 @@ struct dpq_conn_stats {
 	uint64_t fec_peer_recovered;	/* our packets the peer rebuilt */
 	uint32_t fec_loss_ppm;		/* the sender's loss meter */
 	uint16_t cipher_suite;
+	/* Paths (RFC 9000 §8.2, §9). */
+	uint64_t migrations;		/* active path changed */
+	uint64_t paths_validated;	/* PATH_RESPONSE matched a challenge */
+	uint64_t paths_failed;		/* validation abandoned on timeout */
+	uint64_t path_reverts;		/* back to the last validated path */
+	uint64_t rx_unknown_path;	/* packets dropped: path not allowed */
+	uint64_t recovery_resets;	/* RTT and CC reset for a new path */
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
 

@@ -31,6 +31,8 @@
 #define DPQ_CONN_EARLY_RESENDS	2
 /* RFC 9002 §6.2.4: at most two probe packets per space at a time. */
 #define DPQ_CONN_MAX_PROBES	2
+/* Smaller room than this is not worth a datagram. */
+#define DPQ_CONN_MIN_DGRAM	64
 /* RFC 9000 §10.2: closing and draining last three PTOs. */
 #define DPQ_CONN_CLOSE_PTOS	3
 /* Largest Retry / NEW_TOKEN token a client keeps. */
@@ -41,7 +43,47 @@
 struct dpq_rx_buffered {
 	uint16_t len;
 	uint16_t dgram_len;
+	struct dpq_rx_info ri;
 	uint8_t data[1500];
+};
+
+/* Paths a connection keeps (RFC 9000 §9): the active one, the last
+ * validated one to return to (§9.3.3) and one or two being probed. */
+#define DPQ_CONN_PATHS		4
+#define DPQ_PATH_NONE		0xff
+/* PATH_CHALLENGE data values of a path we still accept a response to. */
+#define DPQ_PATH_CHALLENGES	3
+
+/* One network path (RFC 9000 §8.2, §9); conn_path.c is its writer. */
+struct dpq_path {
+	bool in_use;
+	/* The peer proved its address here (§8.1 handshake, §8.2 path
+	 * validation), or we know it (a client's server): no 3x limit. */
+	bool validated;
+	struct dpq_tuple tuple;
+	/* §8, §9.3.1: before validation at most 3x what arrived here. */
+	uint64_t amp_recv;
+	uint64_t amp_sent;
+	uint64_t last_rx;		/* newest datagram received here */
+	/* Our path validation (§8.2.1, §8.2.4). */
+	bool challenging;		/* in progress */
+	bool challenge_due;		/* a PATH_CHALLENGE to send now */
+	uint8_t nchallenges;		/* sent so far (backoff) */
+	uint8_t challenge[DPQ_PATH_CHALLENGES][DPQ_PATH_DATA_LEN];
+	uint64_t challenge_retry;	/* resend after */
+	uint64_t validation_deadline;	/* abandon at */
+	/* Reset RTT and congestion control once validated (§9.4: not for
+	 * a change of port only). */
+	bool reset_on_validate;
+	/* A PATH_RESPONSE owed on this path (§8.2.2). */
+	bool response_due;
+	uint8_t response[DPQ_PATH_DATA_LEN];
+	/* The peer's CID we send with here (§9.5): len 0 with a non-empty
+	 * connection CID means none is available yet. */
+	struct dpq_cid dcid;
+	/* The CID of ours the peer used here last: a change tells an
+	 * intended migration from a NAT rebinding (§9.5). */
+	struct dpq_cid rx_dcid;
 };
 
 /* A stream inside the connection. */
@@ -183,13 +225,10 @@ struct dpq_conn {
 	bool hs_complete;		/* RFC 9001 §4.1.1 */
 	bool hs_confirmed;		/* RFC 9001 §4.1.2 */
 	bool handshake_done_pending;	/* server: HANDSHAKE_DONE to (re)send */
-	bool address_validated;		/* server (RFC 9000 §8.1) */
 	bool hs_failed;
 	bool discard_initial_pending;	/* client, RFC 9001 §4.9.1 */
 	bool confirm_pending;		/* client: 1-RTT packet acked */
 	uint8_t early_resends;		/* RFC 9002 §6.2.3, bounded */
-	uint64_t amp_recv;		/* bytes received before validation */
-	uint64_t amp_sent;
 	uint64_t created;
 	char alpn[64];
 	uint16_t cipher_suite;
@@ -206,9 +245,17 @@ struct dpq_conn {
 	/* Client: token from a Retry, sent in every later Initial. */
 	uint8_t token[DPQ_CONN_TOKEN_MAX];
 	uint16_t token_len;
-	/* PATH_CHALLENGE data to echo (RFC 9000 §8.2.2). */
-	uint8_t path_response[DPQ_PATH_DATA_LEN];
-	bool path_response_pending;
+	/* Paths (conn_path.c). c->dcid is the active path's. */
+	struct dpq_path paths[DPQ_CONN_PATHS];
+	uint8_t active;			/* index of the path we send on */
+	uint8_t fallback;		/* last validated path (§9.3.3) */
+	/* The fallback's RTT and congestion state, restored if we return
+	 * to it (§9.3.2, §9.4). */
+	bool saved_valid;
+	struct dpq_rtt saved_rtt;
+	struct dpq_cc saved_cc;
+	/* The path of the packet being processed (frames answer on it). */
+	struct dpq_path *rx_path;
 	/* Packets waiting for their keys. */
 	struct dpq_rx_buffered rx_buffered[DPQ_CONN_RX_BUFFERED];
 	unsigned int n_rx_buffered;
@@ -407,8 +454,49 @@ void dpq_conn_streams_reschedule(struct dpq_conn *c);
 void dpq_conn_streams_free(struct dpq_conn *c);
 int dpq_conn_streams_init(struct dpq_conn *c);
 
+/* conn_path.c */
+void dpq_conn_paths_init(struct dpq_conn *c, const struct dpq_tuple *t,
+		bool validated);
+struct dpq_path *dpq_conn_path_find(struct dpq_conn *c,
+		const struct dpq_tuple *t);
+struct dpq_path *dpq_conn_path_for_rx(struct dpq_conn *c,
+		const struct dpq_rx_info *ri, size_t dgram_len, uint64_t now);
+void dpq_conn_path_credit(struct dpq_conn *c, struct dpq_path *p,
+		size_t bytes, uint64_t now);
+void dpq_conn_path_validated(struct dpq_conn *c, struct dpq_path *p,
+		uint64_t now);
+void dpq_conn_path_on_challenge(struct dpq_conn *c, struct dpq_path *p,
+		const uint8_t *data);
+void dpq_conn_path_on_response(struct dpq_conn *c, const uint8_t *data,
+		uint64_t now);
+void dpq_conn_path_on_packet(struct dpq_conn *c, struct dpq_path *p,
+		const uint8_t *dcid, size_t dcid_len, bool non_probing,
+		bool newest, uint64_t now);
+void dpq_conn_paths_cids_changed(struct dpq_conn *c);
+uint64_t dpq_conn_path_allowance(const struct dpq_conn *c,
+		const struct dpq_path *p);
+void dpq_conn_path_on_sent(struct dpq_conn *c, struct dpq_path *p,
+		size_t bytes, uint64_t now);
+/* Builder: next PATH_CHALLENGE data for p if one is due (false if not);
+ * whether p has a peer CID to send with (one is taken if needed). */
+bool dpq_conn_path_take_challenge(struct dpq_conn *c, struct dpq_path *p,
+		uint8_t *data, uint64_t now);
+bool dpq_conn_path_can_send(struct dpq_conn *c, struct dpq_path *p);
+const struct dpq_cid *dpq_conn_path_dcid(const struct dpq_conn *c,
+		const struct dpq_path *p);
+uint64_t dpq_conn_paths_next_timeout(const struct dpq_conn *c);
+void dpq_conn_paths_on_timeout(struct dpq_conn *c, uint64_t now);
+
+static inline struct dpq_path *
+dpq_conn_active_path(struct dpq_conn *c)
+{
+	return &c->paths[c->active];
+}
+
 /* conn_recv.c */
 void dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now);
+/* Retire peer_cids[i] (RETIRE_CONNECTION_ID queued, RFC 9000 §5.1.2). */
+void dpq_conn_retire_peer_cid(struct dpq_conn *c, unsigned int i);
 
 /* conn_send.c */
 void dpq_conn_resend_initial(struct dpq_conn *c);

@@ -150,8 +150,8 @@ stream_for(struct dpq_conn *c, const struct dpq_frame *f, uint64_t id,
 	return dpq_conn_stream_get_peer(c, id, f->type, err);
 }
 
-static void
-retire_peer_cid(struct dpq_conn *c, unsigned int i)
+void
+dpq_conn_retire_peer_cid(struct dpq_conn *c, unsigned int i)
 {
 	struct dpq_peer_cid *p = &c->peer_cids[i];
 
@@ -208,7 +208,7 @@ on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
 			if (p->used && p->seq < c->peer_retire_prior_to) {
 				if (dpq_cid_eq(&p->cid, &c->dcid))
 					current_retired = true;
-				retire_peer_cid(c, i);
+				dpq_conn_retire_peer_cid(c, i);
 				if (slot == DPQ_CONN_PEER_CIDS)
 					slot = i;
 			}
@@ -336,7 +336,10 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 			return close_err(c, rc, f->type, "STREAMS_BLOCKED");
 		return 0;
 	case DPQ_FT_NEW_CONNECTION_ID:
-		return on_new_cid(c, f);
+		rc = on_new_cid(c, f);
+		if (rc == 0)
+			dpq_conn_paths_cids_changed(c);
+		return rc;
 	case DPQ_FT_RETIRE_CONNECTION_ID:
 		/* We issue only sequence 0 so far (§19.16: a larger one was
 		 * never sent). Retiring 0 leaves us nothing to switch to:
@@ -346,12 +349,12 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 					f->type, "RETIRE of an unissued CID");
 		return 0;
 	case DPQ_FT_PATH_CHALLENGE:
-		/* §8.2.2: echo in a PATH_RESPONSE. */
-		memcpy(c->path_response, f->path.data, DPQ_PATH_DATA_LEN);
-		c->path_response_pending = true;
+		/* §8.2.2: echo in a PATH_RESPONSE on the same path. */
+		dpq_conn_path_on_challenge(c, c->rx_path, f->path.data);
 		return 0;
 	case DPQ_FT_PATH_RESPONSE:
-		return 0;	/* no path validation of our own yet */
+		dpq_conn_path_on_response(c, f->path.data, now);
+		return 0;
 	case DPQ_FT_CONNECTION_CLOSE:
 	case DPQ_FT_CONNECTION_CLOSE_APP:
 		c->close.error_code = f->close.error_code;
@@ -437,7 +440,7 @@ on_version_negotiation(struct dpq_conn *c, const struct dpq_pkt_hdr *h)
 
 static int
 buffer_packet(struct dpq_conn *c, const uint8_t *pkt, size_t len,
-		size_t dgram_len)
+		size_t dgram_len, const struct dpq_rx_info *ri)
 {
 	struct dpq_rx_buffered *b;
 
@@ -448,6 +451,10 @@ buffer_packet(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 	memcpy(b->data, pkt, len);
 	b->len = (uint16_t)len;
 	b->dgram_len = (uint16_t)dgram_len;
+	/* Held packets arrive before the handshake is confirmed, so on
+	 * the one path there is: without ri, that path's tuple. */
+	b->ri.tuple = ri ? ri->tuple : *dpq_conn_active_tuple(c);
+	b->ri.ecn = ri ? ri->ecn : 0;
 	return 0;
 }
 
@@ -511,12 +518,22 @@ dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	return 0;
 }
 
+/* RFC 9000 §9.1: frames that do not by themselves move a connection. */
+static bool
+is_probing_frame(uint64_t type)
+{
+	return type == DPQ_FT_PADDING || type == DPQ_FT_PATH_CHALLENGE ||
+		type == DPQ_FT_PATH_RESPONSE ||
+		type == DPQ_FT_NEW_CONNECTION_ID;
+}
+
 /* The frames of a packet of pkt_type, [p, end). Returns 0, or the error
  * of a frame that closed the connection or must drop the packet. */
 static int
 rx_frames(struct dpq_conn *c, enum dpq_pkt_type pkt_type, const uint8_t *p,
 		const uint8_t *end, bool deliver[DPQ_EPOCH_COUNT],
-		bool *eliciting, struct dpq_trace_pkt *tp, uint64_t now)
+		bool *eliciting, bool *non_probing, struct dpq_trace_pkt *tp,
+		uint64_t now)
 {
 	enum dpq_epoch e = dpq_pkt_type_epoch(pkt_type);
 	struct dpq_frame f;
@@ -536,6 +553,7 @@ rx_frames(struct dpq_conn *c, enum dpq_pkt_type pkt_type, const uint8_t *p,
 			}
 			if (xt == DPQ_FEC_FT_REPAIR)
 				*eliciting = true;
+			*non_probing = true;
 			p += n;
 			continue;
 		}
@@ -556,6 +574,8 @@ rx_frames(struct dpq_conn *c, enum dpq_pkt_type pkt_type, const uint8_t *p,
 			*eliciting = true;
 		if (c->trace != NULL)
 			dpq_conn_trace_frame(tp, &f);
+		if (!is_probing_frame(f.type))
+			*non_probing = true;
 		rc = on_frame(c, e, &f, deliver, now);
 		if (rc != 0)
 			return rc;
@@ -568,14 +588,16 @@ rx_frames(struct dpq_conn *c, enum dpq_pkt_type pkt_type, const uint8_t *p,
 
 static int
 rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
-		const struct dpq_open_op *op, size_t dgram_len, uint64_t now)
+		const struct dpq_open_op *op, size_t dgram_len,
+		const struct dpq_rx_info *ri, uint64_t now)
 {
 	bool deliver[DPQ_EPOCH_COUNT] = { false };
 	enum dpq_epoch e = dpq_pkt_type_epoch(h->type);
 	enum dpq_pn_space sp = dpq_epoch_space(e);
 	const uint8_t *p, *end;
-	bool eliciting = false;
+	bool eliciting = false, non_probing = false, newest;
 	struct dpq_trace_pkt tp;
+	struct dpq_path *path;
 	int rc, i;
 
 	if (op->status != 0)
@@ -603,6 +625,15 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	}
 	if (dpq_ackr_is_duplicate(&c->pns[sp].ackr, op->pn))
 		return -EALREADY;	/* §12.3 */
+	/* The path it came on; a new one only for an authenticated packet
+	 * (§9.3), and none before the handshake is confirmed (§9). */
+	path = dpq_conn_path_for_rx(c, ri, dgram_len, now);
+	if (path == NULL) {
+		c->stats.rx_unknown_path++;
+		return -ENETUNREACH;
+	}
+	newest = c->largest_rx_pn[sp] == DPQ_PN_NONE ||
+		op->pn > c->largest_rx_pn[sp];
 	if (e == DPQ_EPOCH_1RTT) {
 		rc = dpq_conn_keys_on_open(c, op, now);
 		if (rc != 0)
@@ -633,7 +664,9 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	memset(&tp, 0, sizeof(tp));
 	if (c->fec != NULL)
 		c->fec->rx_has_repair = false;
-	rc = rx_frames(c, h->type, p, end, deliver, &eliciting, &tp, now);
+	c->rx_path = path;
+	rc = rx_frames(c, h->type, p, end, deliver, &eliciting, &non_probing,
+			&tp, now);
 	if (rc != 0)
 		return rc;
 
@@ -654,28 +687,40 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	/* RFC 9000 §8.1: a Handshake packet proves the client's address;
 	 * RFC 9001 §4.9.1: the server then drops its Initial keys. */
 	if (c->role == DPQ_ROLE_SERVER && h->type == DPQ_PKT_HANDSHAKE) {
-		if (!c->address_validated) {
-			c->address_validated = true;
-			dpq_loss_set_amplification_limited(&c->loss, false,
-					now);
-		}
+		dpq_conn_path_validated(c, path, now);
 		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
 	}
+	if (h->type == DPQ_PKT_1RTT)
+		dpq_conn_path_on_packet(c, path, h->dcid, h->dcid_len,
+				non_probing, newest, now);
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++)
 		if (deliver[i])
 			dpq_conn_deliver_crypto(c, (enum dpq_epoch)i);
 	return 0;
 }
 
-int
-dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
-		const struct dpq_open_op *op, size_t dgram_len, uint64_t now)
+/* Count a datagram's bytes to the path it came on, if that is known
+ * (a new path is credited once it exists, dpq_conn_path_for_rx). */
+static void
+credit_dgram(struct dpq_conn *c, const struct dpq_rx_info *ri, size_t len,
+		uint64_t now)
+{
+	struct dpq_path *p = dpq_conn_path_find(c, ri ? &ri->tuple : NULL);
+
+	if (p != NULL)
+		dpq_conn_path_credit(c, p, len, now);
+}
+
+static int
+rx_process_outer(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
+		const struct dpq_open_op *op, size_t dgram_len,
+		const struct dpq_rx_info *ri, uint64_t now)
 {
 	bool outer = !c->in_rx;
 	int rc;
 
 	c->in_rx = true;
-	rc = rx_process(c, h, op, dgram_len, now);
+	rc = rx_process(c, h, op, dgram_len, ri, now);
 	if (outer) {
 		c->in_rx = false;
 		/* Keys that this packet's CRYPTO data made the handshake
@@ -684,6 +729,17 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		dpq_conn_replay_buffered(c, now);
 	}
 	return rc;
+}
+
+int
+dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
+		const struct dpq_open_op *op, size_t dgram_len,
+		const struct dpq_rx_info *ri, uint64_t now)
+{
+	c->now = now;
+	c->stats.bytes_recv += dgram_len;
+	credit_dgram(c, ri, dgram_len, now);
+	return rx_process_outer(c, h, op, dgram_len, ri, now);
 }
 
 /* A 1-RTT packet the XOR-FEC receiver rebuilt (docs/fec.md §7): its
@@ -695,7 +751,7 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 {
 	bool deliver[DPQ_EPOCH_COUNT] = { false };
 	struct dpq_ackr *a = &c->pns[DPQ_PN_SPACE_APP].ackr;
-	bool eliciting = false;
+	bool eliciting = false, non_probing = false;
 	struct dpq_trace_pkt tp;
 	int rc, i;
 
@@ -704,8 +760,10 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 	    dpq_ackr_is_duplicate(a, pn))
 		return -EALREADY;
 	memset(&tp, 0, sizeof(tp));
+	/* Its path is unknown: path frames answer on the active one. */
+	c->rx_path = &c->paths[c->active];
 	rc = rx_frames(c, DPQ_PKT_1RTT, payload, payload + len, deliver,
-			&eliciting, &tp, now);
+			&eliciting, &non_probing, &tp, now);
 	if (rc != 0)
 		return rc;
 	if (dpq_ackr_record(a, pn, eliciting, DPQ_ECN_NOT_ECT, now) == 0 &&
@@ -767,7 +825,8 @@ enum rx_outcome {
 /* Unprotect and process one packet. */
 static enum rx_outcome
 recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
-		struct dpq_pkt_hdr *h, uint64_t now, bool *stop)
+		const struct dpq_rx_info *ri, struct dpq_pkt_hdr *h,
+		uint64_t now, bool *stop)
 {
 	struct dpq_open_op op;
 	int rc;
@@ -789,7 +848,8 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 		if (c->role == DPQ_ROLE_CLIENT && h->type == DPQ_PKT_HANDSHAKE &&
 		    c->largest_rx_pn[DPQ_PN_SPACE_INITIAL] == DPQ_PN_NONE)
 			dpq_conn_resend_crypto_early(c);
-		return buffer_packet(c, pkt, h->pkt_len, dgram_len) == 0 ?
+		return buffer_packet(c, pkt, h->pkt_len, dgram_len,
+				ri) == 0 ?
 			RX_HELD : RX_DROPPED;
 	}
 	if (rc != 0) {
@@ -812,7 +872,7 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 		}
 		return RX_DROPPED;
 	}
-	return dpq_conn_rx_process(c, h, &op, dgram_len, now) == 0 ?
+	return rx_process_outer(c, h, &op, dgram_len, ri, now) == 0 ?
 		RX_ACCEPTED : RX_DROPPED;
 }
 
@@ -856,7 +916,7 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 
 		memset(&h, 0, sizeof(h));
 		if (recv_one(c, tmp[i].data, tmp[i].len, tmp[i].dgram_len,
-				&h, now, &stop) == RX_DROPPED)
+				&tmp[i].ri, &h, now, &stop) == RX_DROPPED)
 			c->stats.pkts_dropped++;
 	}
 	return ready;
@@ -878,7 +938,8 @@ dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now)
 }
 
 int
-dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len, uint64_t now)
+dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
+		const struct dpq_rx_info *ri, uint64_t now)
 {
 	const uint8_t *first_dcid = NULL;
 	size_t off = 0, first_dcid_len = 0;
@@ -890,12 +951,8 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len, uint64_t now)
 	c->now = now;
 	dpq_conn_replay_buffered(c, now);
 	c->stats.bytes_recv += len;
-	if (c->role == DPQ_ROLE_SERVER && !c->address_validated) {
-		c->amp_recv += len;
-		dpq_loss_set_amplification_limited(&c->loss,
-				c->amp_sent >= DPQ_CONN_AMP_FACTOR * c->amp_recv,
-				now);
-	}
+	/* RFC 9000 §8.1: bytes received on a path earn it 3x to send. */
+	credit_dgram(c, ri, len, now);
 	while (off < len && !stop) {
 		struct dpq_pkt_hdr h;
 		enum rx_outcome r;
@@ -914,7 +971,8 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len, uint64_t now)
 			off += h.pkt_len;
 			continue;
 		}
-		r = recv_one(c, dgram + off, len - off, len, &h, now, &stop);
+		r = recv_one(c, dgram + off, len - off, len, ri, &h, now,
+				&stop);
 		if (off == 0) {
 			/* Decryption leaves the DCID bytes as they were. */
 			first_dcid = h.dcid;

@@ -40,6 +40,10 @@ struct pkt_build {
 	bool probe;
 	bool cc_ok;		/* congestion window allows new data */
 	bool cc_blocked;	/* stream data waited for the window */
+	bool path_frame;	/* PATH_CHALLENGE/RESPONSE: 1200 bytes */
+	/* A probe on a path other than the active one: neither in flight
+	 * nor an RTT sample (RFC 9000 §9.4). */
+	bool off_path;
 	/* Last: begin_packet() clears everything before it. */
 	struct dpq_sent_rec recs[DPQ_SENTMAP_MAX_RECS];
 };
@@ -74,7 +78,10 @@ app_control_pending(const struct dpq_conn *c)
 {
 	uint64_t v;
 
-	return c->handshake_done_pending || c->path_response_pending ||
+	const struct dpq_path *p = &c->paths[c->active];
+
+	return c->handshake_done_pending || p->response_due ||
+		p->challenge_due ||
 		c->n_retire_pending > 0 || c->ping_pending ||
 		dpq_flow_rx_due(&c->rx_fc, &v) ||
 		dpq_streams_rx_due(&c->streams_rx[0], &v) ||
@@ -199,15 +206,6 @@ write_conn_control(struct dpq_conn *c, struct pkt_build *b)
 			c->handshake_done_pending = false;
 		}
 	}
-	if (c->path_response_pending) {
-		f.type = DPQ_FT_PATH_RESPONSE;
-		memcpy(f.path.data, c->path_response, DPQ_PATH_DATA_LEN);
-		if (put_frame(b, &f)) {
-			r = rec_add(b, DPQ_SENT_REC_PATH_RESPONSE);
-			memcpy(r->path.data, c->path_response, 8);
-			c->path_response_pending = false;
-		}
-	}
 	while (c->n_retire_pending > 0) {
 		f.type = DPQ_FT_RETIRE_CONNECTION_ID;
 		f.retire_cid.seq = c->retire_pending[c->n_retire_pending - 1];
@@ -256,6 +254,38 @@ write_conn_control(struct dpq_conn *c, struct pkt_build *b)
 		if (put_frame(b, &f)) {
 			rec_add(b, DPQ_SENT_REC_DATA_BLOCKED)->blocked.limit = v;
 			dpq_flow_tx_on_blocked_sent(&c->tx_fc, v);
+		}
+	}
+}
+
+/* PATH_RESPONSE owed on path p and its PATH_CHALLENGE if one is due
+ * (RFC 9000 §8.2); neither is retransmitted as such (§13.3). */
+static void
+write_path_frames(struct dpq_conn *c, struct pkt_build *b,
+		struct dpq_path *p, uint64_t now)
+{
+	struct dpq_sent_rec *r;
+	struct dpq_frame f;
+
+	if (p->response_due) {
+		f.type = DPQ_FT_PATH_RESPONSE;
+		memcpy(f.path.data, p->response, DPQ_PATH_DATA_LEN);
+		if (put_frame(b, &f)) {
+			r = rec_add(b, DPQ_SENT_REC_PATH_RESPONSE);
+			memcpy(r->path.data, p->response, DPQ_PATH_DATA_LEN);
+			p->response_due = false;
+			b->path_frame = true;
+		}
+	}
+	/* Take the challenge data only if the frame fits (1 + 8 bytes). */
+	if (p->challenge_due && b->end - b->p >= 1 + DPQ_PATH_DATA_LEN &&
+	    room_for_rec(b) &&
+	    dpq_conn_path_take_challenge(c, p, f.path.data, now)) {
+		f.type = DPQ_FT_PATH_CHALLENGE;
+		if (put_frame(b, &f)) {
+			r = rec_add(b, DPQ_SENT_REC_PATH_CHALLENGE);
+			memcpy(r->path.data, f.path.data, DPQ_PATH_DATA_LEN);
+			b->path_frame = true;
 		}
 	}
 }
@@ -407,9 +437,12 @@ write_streams(struct dpq_conn *c, struct pkt_build *b)
 
 /* ---- packets ------------------------------------------------------------ */
 
+/* Start a packet of epoch e; 1-RTT packets go to dcid, off_path: a probe
+ * on a path other than the active one (only path frames, RFC 9000 §9.1). */
 static bool
 begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
-		uint8_t *buf, size_t room)
+		uint8_t *buf, size_t room, const struct dpq_cid *dcid,
+		bool off_path)
 {
 	uint8_t *q;
 
@@ -424,8 +457,8 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 		return false;
 	b->end = buf + room - DPQ_CRYPTO_TAG_LEN;
 	if (e == DPQ_EPOCH_1RTT) {
-		q = dpq_pkt_write_short(buf, b->end, c->dcid.bytes,
-				c->dcid.len, false, c->key_phase, b->pn,
+		q = dpq_pkt_write_short(buf, b->end, dcid->bytes,
+				dcid->len, false, c->key_phase, b->pn,
 				b->pn_len);
 	} else {
 		struct dpq_pkt_long_desc d = {
@@ -450,7 +483,8 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 		return false;
 	b->payload = b->p = q;
 	b->pn_offset = (size_t)(q - buf) - b->pn_len;
-	if (e == DPQ_EPOCH_1RTT && c->fec != NULL &&
+	b->off_path = off_path;
+	if (e == DPQ_EPOCH_1RTT && c->fec != NULL && !off_path &&
 	    c->state == DPQ_CONN_ESTABLISHED) {
 		struct dpq_sent_rec *r;
 		uint64_t first;
@@ -566,7 +600,7 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	c->pns[b->sp].next_pn++;
 	if (b->e == DPQ_EPOCH_1RTT)
 		dpq_conn_keys_on_sent(c, b->pn);
-	if (b->e == DPQ_EPOCH_1RTT && record)
+	if (b->e == DPQ_EPOCH_1RTT && record && !b->off_path)
 		dpq_conn_fec_end_packet(c, b->pn, b->payload,
 				(size_t)(b->p - b->payload), b->eliciting);
 	len += DPQ_CRYPTO_TAG_LEN;
@@ -588,6 +622,8 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	sp.flags = (b->eliciting ? DPQ_SENT_ACK_ELICITING : 0) |
 		((b->eliciting || b->padded) ? DPQ_SENT_IN_FLIGHT : 0) |
 		(b->probe ? DPQ_SENT_PROBE : 0);
+	if (b->off_path)
+		sp.flags = 0;	/* RFC 9000 §9.4: not for this path's CC */
 	if (dpq_loss_on_sent(&c->loss, &c->cc, b->sp, &sp, b->recs, b->nrec,
 			now) != 0)
 		dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
@@ -595,15 +631,17 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	return len;
 }
 
-/* Build one packet of epoch e into buf; returns its length or 0. */
+/* Build one packet of epoch e into buf (at dgram_off in its datagram);
+ * returns its length or 0. */
 static size_t
 build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
-		size_t min_len, struct dpq_seal_op *op, uint64_t now)
+		size_t dgram_off, size_t min_len, struct dpq_seal_op *op,
+		uint64_t now)
 {
 	struct pkt_build b;
 	size_t len;
 
-	if (!begin_packet(c, &b, e, buf, room))
+	if (!begin_packet(c, &b, e, buf, room, &c->dcid, false))
 		return 0;
 	b.probe = c->pns[b.sp].probes > 0;
 	b.cc_ok = b.probe || dpq_cc_available(&c->cc) > 0;
@@ -611,6 +649,7 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	if (b.cc_ok || b.probe) {
 		write_crypto(c, &b);
 		if (e == DPQ_EPOCH_1RTT && c->hs_complete) {
+			write_path_frames(c, &b, &c->paths[c->active], now);
 			write_conn_control(c, &b);
 			write_streams(c, &b);
 		}
@@ -629,12 +668,53 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	if (e == DPQ_EPOCH_1RTT)
 		dpq_cc_set_app_limited(&c->cc, !b.cc_blocked &&
 				c->sendq == NULL);
+	/* RFC 9000 §8.2.1, §8.2.2: datagrams with PATH_CHALLENGE or
+	 * PATH_RESPONSE are expanded to 1200 bytes (room is already cut to
+	 * what the path's amplification limit allows). */
+	if (b.path_frame && dgram_off + min_len < DPQ_MIN_INITIAL_DATAGRAM)
+		min_len = DPQ_MIN_INITIAL_DATAGRAM - dgram_off;
 	pad_packet(&b, min_len);
 	len = finish_packet(c, &b, op, true, now);
 	/* Nothing more to send: a transfer's tail, whose loss would cost a
 	 * probe timeout; its XOR-FEC group's REPAIR goes now. */
 	if (e == DPQ_EPOCH_1RTT && !b.cc_blocked && c->sendq == NULL)
 		dpq_conn_fec_on_idle(c);
+	return len;
+}
+
+/* A probing datagram on path p, not the active one (RFC 9000 §9.1): its
+ * PATH_RESPONSE and PATH_CHALLENGE, padded to 1200 bytes within p's
+ * amplification limit. Returns its length or 0. */
+static size_t
+build_probe(struct dpq_conn *c, struct dpq_path *p, uint8_t *buf, size_t cap,
+		struct dpq_seal_op *op, uint64_t now)
+{
+	struct pkt_build b;
+	uint64_t allow;
+	size_t len, limit = cap;
+
+	if (!p->response_due && !p->challenge_due)
+		return 0;
+	if (!c->hs_complete || c->tx[DPQ_EPOCH_1RTT] == NULL ||
+	    !dpq_conn_path_can_send(c, p))
+		return 0;
+	if (limit > c->max_udp_payload)
+		limit = c->max_udp_payload;
+	allow = dpq_conn_path_allowance(c, p);
+	if (allow < limit)
+		limit = (size_t)allow;
+	if (limit < DPQ_CONN_MIN_DGRAM)
+		return 0;
+	if (!begin_packet(c, &b, DPQ_EPOCH_1RTT, buf, limit,
+			dpq_conn_path_dcid(c, p), true))
+		return 0;
+	write_path_frames(c, &b, p, now);
+	if (b.p == b.payload)
+		return 0;
+	pad_packet(&b, DPQ_MIN_INITIAL_DATAGRAM);
+	len = finish_packet(c, &b, op, true, now);
+	dpq_conn_path_on_sent(c, p, len, now);
+	c->stats.bytes_sent += len;
 	return len;
 }
 
@@ -658,7 +738,8 @@ build_close(struct dpq_conn *c, uint8_t *buf, size_t cap,
 			continue;
 		if (e == DPQ_EPOCH_1RTT && !c->hs_complete)
 			continue;
-		if (!begin_packet(c, &b, e, buf + off, cap - off))
+		if (!begin_packet(c, &b, e, buf + off, cap - off, &c->dcid,
+				false))
 			break;
 		if (c->close.app && e == DPQ_EPOCH_1RTT) {
 			f.type = DPQ_FT_CONNECTION_CLOSE_APP;
@@ -692,48 +773,41 @@ build_close(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	return (ssize_t)off;
 }
 
-ssize_t
-dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
+/* The next datagram on the active path into buf; fills ops[0..*nops).
+ * Returns its length or 0. */
+static size_t
+build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		struct dpq_seal_op *ops, unsigned int *nops, uint64_t now)
 {
 	static const enum dpq_epoch order[] = { DPQ_EPOCH_INITIAL,
 		DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT };
+	struct dpq_path *path = &c->paths[c->active];
 	size_t limit = cap, off = 0, min_len = 0;
 	bool has_initial = false, sent_handshake = false;
+	uint64_t allow;
 	unsigned int i;
 
 	*nops = 0;
-	c->now = now;
-	/* Nothing here may free keys: the seal ops of earlier datagrams of
-	 * this burst still point at them (deferred work: dpq_conn_poll). */
-	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
-		return 0;
-	/* A key update that is due starts here (RFC 9001 §6.1); the old
-	 * write keys stay until dpq_conn_tx_done(). */
-	dpq_conn_keys_prepare(c);
-	dpq_conn_keys_tx_check(c, now);
 	if (limit > c->max_udp_payload)
 		limit = c->max_udp_payload;
-	if (c->role == DPQ_ROLE_SERVER && !c->address_validated) {
-		/* RFC 9000 §8.1: three times what we received. */
-		uint64_t allow = DPQ_CONN_AMP_FACTOR * c->amp_recv;
-
-		allow = allow > c->amp_sent ? allow - c->amp_sent : 0;
-		if (allow < limit)
-			limit = (size_t)allow;
-		if (limit < 64)
-			return 0;
-	}
+	/* RFC 9000 §8.1, §9.3.1: to an address not yet validated, three
+	 * times what it sent us. */
+	allow = dpq_conn_path_allowance(c, path);
+	if (allow < limit)
+		limit = (size_t)allow;
+	if (limit < DPQ_CONN_MIN_DGRAM)
+		return 0;
 	if (c->state == DPQ_CONN_CLOSING) {
 		ssize_t n;
 
 		if (!c->close_pending)
 			return 0;
 		n = build_close(c, buf, limit, ops, nops, now);
-		if (c->role == DPQ_ROLE_SERVER && !c->address_validated)
-			c->amp_sent += n;
-		c->stats.bytes_sent += n;
-		return n;
+		if (n <= 0)
+			return 0;
+		dpq_conn_path_on_sent(c, path, (size_t)n, now);
+		c->stats.bytes_sent += (uint64_t)n;
+		return (size_t)n;
 	}
 
 	for (i = 0; i < 3 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
@@ -752,7 +826,7 @@ dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 			 c->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
 		min_len = has_initial && off < DPQ_MIN_INITIAL_DATAGRAM ?
 			DPQ_MIN_INITIAL_DATAGRAM - off : 0;
-		n = build_packet(c, e, buf + off, limit - off, min_len,
+		n = build_packet(c, e, buf + off, limit - off, off, min_len,
 				&ops[*nops], now);
 		if (n == 0)
 			continue;
@@ -765,26 +839,90 @@ dpq_conn_build(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	 * (RFC 9001 §4.9.1); after these packets are sealed. */
 	if (sent_handshake && c->role == DPQ_ROLE_CLIENT)
 		c->discard_initial_pending = true;
-	if (c->role == DPQ_ROLE_SERVER && !c->address_validated) {
-		c->amp_sent += off;
-		if (c->amp_sent >= DPQ_CONN_AMP_FACTOR * c->amp_recv)
-			dpq_loss_set_amplification_limited(&c->loss, true,
-					now);
-	}
-	/* XOR-FEC: the plaintexts of this build, before the caller seals. */
-	dpq_conn_fec_pass(c);
+	dpq_conn_path_on_sent(c, path, off, now);
 	c->stats.bytes_sent += off;
-	return (ssize_t)off;
+	return off;
+}
+
+int
+dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
+		unsigned int n, struct dpq_seal_op *ops, uint64_t now)
+{
+	unsigned int k = 0, nops = 0, i;
+
+	if (c == NULL || (n > 0 && (d == NULL || ops == NULL)))
+		return -EINVAL;
+	c->now = now;
+	/* Nothing here may free keys: the seal ops of this burst point at
+	 * them until the caller sealed it (deferred: dpq_conn_tx_done). */
+	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
+		return 0;
+	/* A key update that is due starts here (RFC 9001 §6.1); the old
+	 * write keys stay until dpq_conn_tx_done(). */
+	dpq_conn_keys_prepare(c);
+	dpq_conn_keys_tx_check(c, now);
+	/* Probes on other paths first: a PATH_RESPONSE must not wait
+	 * (RFC 9000 §8.2.2). */
+	for (i = 0; i < DPQ_CONN_PATHS && k < n &&
+			c->state == DPQ_CONN_ESTABLISHED; i++) {
+		struct dpq_path *p = &c->paths[i];
+		size_t len;
+
+		if (i == c->active || !p->in_use)
+			continue;
+		len = build_probe(c, p, d[k].buf, d[k].cap, &ops[nops], now);
+		if (len == 0)
+			continue;
+		d[k].len = (uint16_t)len;
+		d[k].nops = 1;
+		d[k].ecn = 0;
+		d[k].tuple = p->tuple;
+		nops++;
+		k++;
+	}
+	while (k < n) {
+		unsigned int m = 0;
+		size_t len;
+
+		len = build_datagram(c, d[k].buf, d[k].cap, &ops[nops], &m,
+				now);
+		if (len == 0)
+			break;
+		d[k].len = (uint16_t)len;
+		d[k].nops = (uint8_t)m;
+		d[k].ecn = 0;
+		d[k].tuple = c->paths[c->active].tuple;
+		nops += m;
+		k++;
+	}
+	/* The burst's packets are in ops[0..nops), still plaintext: the
+	 * XOR-FEC pass runs once over all of them, before the caller seals
+	 * (probes on other paths take no part). */
+	dpq_conn_fec_pass(c);
+	return (int)k;
 }
 
 bool
 dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 {
+	unsigned int i;
+
 	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
 		return false;
-	/* As dpq_conn_build: under 64 bytes of allowance, nothing goes. */
-	if (c->role == DPQ_ROLE_SERVER && !c->address_validated &&
-	    DPQ_CONN_AMP_FACTOR * c->amp_recv < c->amp_sent + 64)
+	/* Probes owed on other paths, within their own 3x limits. */
+	for (i = 0; i < DPQ_CONN_PATHS && c->state == DPQ_CONN_ESTABLISHED;
+			i++) {
+		const struct dpq_path *p = &c->paths[i];
+
+		if (i != c->active && p->in_use &&
+		    (p->response_due || p->challenge_due) &&
+		    dpq_conn_path_dcid(c, p) != NULL &&
+		    dpq_conn_path_allowance(c, p) >= DPQ_CONN_MIN_DGRAM)
+			return true;
+	}
+	/* As build_datagram: with less room than that, nothing goes. */
+	if (dpq_conn_path_allowance(c, &c->paths[c->active]) <
+	    DPQ_CONN_MIN_DGRAM)
 		return false;
 	if (c->state == DPQ_CONN_CLOSING)
 		return c->close_pending;
@@ -794,19 +932,25 @@ dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 }
 
 ssize_t
-dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap, uint64_t now)
+dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		struct dpq_tuple *to, uint64_t now)
 {
 	struct dpq_seal_op ops[DPQ_CONN_MAX_SEAL_OPS];
-	unsigned int nops;
-	ssize_t n;
+	struct dpq_tx_dgram d = {
+		.buf = buf,
+		.cap = (uint16_t)(cap > UINT16_MAX ? UINT16_MAX : cap),
+	};
+	int n;
 
-	n = dpq_conn_build(c, buf, cap, ops, &nops, now);
+	n = dpq_conn_build_burst(c, &d, 1, ops, now);
 	if (n <= 0)
 		return n;
-	if (dpq_crypto_seal_burst(c->crypto, ops, (uint16_t)nops) != nops)
+	if (dpq_crypto_seal_burst(c->crypto, ops, d.nops) != d.nops)
 		return -EIO;
 	dpq_conn_tx_done(c, now);
-	return n;
+	if (to != NULL)
+		*to = d.tuple;
+	return d.len;
 }
 
 /* After a Retry the client sends its Initial CRYPTO data again. */

@@ -36,21 +36,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "dataplane/engine/netaddr.h"
 #include "dataplane/engine/wire.h"
 #include "cid.h"
-
-/*
- * A peer's address. Same fields and meaning as struct dpq_addr in
- * include/dpquic/driver.h (family AF_INET/AF_INET6, port in host order,
- * address bytes in network order), defined again because driver.h pulls
- * in rte_mbuf.h and this module must build without DPDK.
- */
-struct dpq_netaddr {
-	uint8_t family;
-	uint8_t pad;
-	uint16_t port;
-	uint8_t ip[16];		/* AF_INET: first 4 bytes */
-};
 
 enum dpq_token_type {
 	DPQ_TOKEN_ANY = 0,	/* dpq_token_open(): accept either */

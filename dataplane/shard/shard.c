@@ -60,7 +60,6 @@ struct conn_slot {
 	uint16_t gen;
 	bool hs_counted;
 	uint32_t live_pos;		/* index in s->live */
-	struct dpq_addr peer;
 	struct cid_key keys[CIDS_PER_CONN];
 	unsigned int nkeys;
 	void *app_ctx;
@@ -88,10 +87,21 @@ struct dpq_shard {
 	struct dpq_seal_op ops[DPQ_SHARD_BURST * DPQ_CONN_MAX_SEAL_OPS];
 	uint8_t tx_nops[DPQ_SHARD_BURST];	/* seal ops of each datagram */
 	unsigned int ntx, nops;
-	/* A buffer kept across polls: most connections have nothing to
-	 * send on most polls, so do not allocate and free one each time. */
-	struct rte_mbuf *spare;
+	/* Buffers kept across polls: most connections have nothing to
+	 * send on most polls, so do not allocate and free them each time. */
+	struct rte_mbuf *spare[DPQ_SHARD_BURST];
+	unsigned int nspare;
 };
+
+/* The engine's address type mirrors the driver's (netaddr.h). */
+_Static_assert(sizeof(struct dpq_netaddr) == sizeof(struct dpq_addr) &&
+		offsetof(struct dpq_netaddr, port) ==
+		offsetof(struct dpq_addr, port) &&
+		offsetof(struct dpq_netaddr, ip) ==
+		offsetof(struct dpq_addr, bytes),
+		"struct dpq_netaddr and struct dpq_addr differ");
+_Static_assert(DPQ_AF_INET == AF_INET && DPQ_AF_INET6 == AF_INET6,
+		"address family numbers differ");
 
 void
 dpq_shard_set_fec(struct dpq_shard *s, uint8_t max_group,
@@ -333,8 +343,8 @@ dpq_shard_destroy(struct dpq_shard *s)
 		slot_free(s, s->live[s->nlive - 1]);
 	if (s->ntx > 0)
 		rte_pktmbuf_free_bulk(s->tx, s->ntx);
-	if (s->spare != NULL)
-		rte_pktmbuf_free(s->spare);
+	if (s->nspare > 0)
+		rte_pktmbuf_free_bulk(s->spare, s->nspare);
 	rte_hash_free(s->cids);
 	free(s->slots);
 	free(s->free_list);
@@ -388,10 +398,34 @@ dpq_shard_conn_by_handle(struct dpq_shard *s, uint64_t handle)
 	return s->slots[idx].c;
 }
 
-/* Create a connection in a new slot; *init is completed here. */
+static void
+to_netaddr(const struct dpq_addr *a, struct dpq_netaddr *n)
+{
+	memcpy(n, a, sizeof(*n));
+	n->pad = 0;
+}
+
+static void
+from_netaddr(const struct dpq_netaddr *n, struct dpq_addr *a)
+{
+	memcpy(a, n, sizeof(*a));
+}
+
+/* A received datagram's addresses as the connection sees them. */
+static void
+rx_info_of(struct rte_mbuf *m, struct dpq_rx_info *ri)
+{
+	const struct dpq_pkt_meta *meta = dpq_pkt_meta(m);
+
+	to_netaddr(&meta->local, &ri->tuple.local);
+	to_netaddr(&meta->peer, &ri->tuple.peer);
+	ri->ecn = meta->ecn;
+}
+
+/* Create a connection in a new slot; *init (with its first path) is
+ * completed here. */
 static struct dpq_conn *
-conn_new(struct dpq_shard *s, struct dpq_conn_init *in,
-		const struct dpq_addr *peer)
+conn_new(struct dpq_shard *s, struct dpq_conn_init *in)
 {
 	struct conn_slot *sl;
 	struct dpq_conn *c;
@@ -417,7 +451,6 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in,
 		return NULL;
 	}
 	sl->c = c;
-	sl->peer = *peer;
 	sl->nkeys = 0;
 	sl->hs_counted = false;
 	sl->live_pos = s->nlive;
@@ -454,7 +487,8 @@ dpq_shard_connect(struct dpq_shard *s, const struct dpq_addr *peer,
 	rand_fill(s, in.dcid.bytes, in.dcid.len);
 	/* The time base of the polls, once there was one. */
 	in.now = s->polled ? s->now : dpq_shard_now_us();
-	*out = conn_new(s, &in, peer);
+	to_netaddr(peer, &in.tuple.peer);	/* local: the driver's */
+	*out = conn_new(s, &in);
 	if (*out == NULL)
 		return -ENOMEM;
 	s->stats.conns_created++;
@@ -507,51 +541,83 @@ tx_flush(struct dpq_shard *s)
 	s->nops = 0;
 }
 
+/* Keep n transmit buffers at hand (fewer if the pool runs short). */
+static unsigned int
+spares_fill(struct dpq_shard *s, unsigned int n)
+{
+	if (s->nspare < n) {
+		if (dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue,
+				&s->spare[s->nspare], n - s->nspare) == 0)
+			s->nspare = n;
+		else
+			s->stats.tx_alloc_fail++;
+	}
+	return s->nspare < n ? s->nspare : n;
+}
+
 /* Build what connection idx has to send, at most DPQ_SHARD_CONN_TX
- * datagrams, sealing bursts as they fill. *more: it stopped with more to
- * send (the budget, or no buffer). */
+ * datagrams, a burst at a time, sealing bursts as they fill; the
+ * connection says which path (addresses) each datagram goes on. *more:
+ * it stopped with more to send (the budget, or no buffer). */
 static unsigned int
 conn_transmit(struct dpq_shard *s, uint32_t idx, uint64_t now, bool *more)
 {
+	struct dpq_tx_dgram d[DPQ_SHARD_BURST];
 	struct conn_slot *sl = &s->slots[idx];
-	unsigned int n = 0;
+	unsigned int total = 0;
 
 	*more = false;
 	for (;;) {
-		struct rte_mbuf *m;
-		unsigned int k = 0;
-		ssize_t len;
+		unsigned int i, n, base, want;
+		int k;
 
-		if (n == DPQ_SHARD_CONN_TX) {
+		if (total >= DPQ_SHARD_CONN_TX) {
 			*more = dpq_conn_wants_send(sl->c, now);
 			break;
 		}
 		if (s->ntx == DPQ_SHARD_BURST)
 			tx_flush(s);
-		if (s->spare == NULL &&
-		    dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue,
-				&s->spare, 1) != 0) {
-			s->stats.tx_alloc_fail++;
+		want = DPQ_SHARD_BURST - s->ntx;
+		if (want > DPQ_SHARD_CONN_TX - total)
+			want = DPQ_SHARD_CONN_TX - total;
+		n = spares_fill(s, want);
+		if (n == 0) {
 			*more = true;
 			break;
 		}
-		m = s->spare;
-		len = dpq_conn_build(sl->c, rte_pktmbuf_mtod(m, uint8_t *),
-				rte_pktmbuf_tailroom(m) < 1500 ?
-				rte_pktmbuf_tailroom(m) : 1500,
-				&s->ops[s->nops], &k, now);
-		if (len <= 0)
-			break;	/* keep the spare for the next one */
-		s->spare = NULL;
-		m->data_len = (uint16_t)len;
-		m->pkt_len = (uint32_t)len;
-		dpq_pkt_meta(m)->peer = sl->peer;
-		s->tx_nops[s->ntx] = (uint8_t)k;
-		s->tx[s->ntx++] = m;
-		s->nops += k;
-		n++;
+		base = s->nspare - n;
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *m = s->spare[base + i];
+			uint16_t room = rte_pktmbuf_tailroom(m);
+
+			d[i].buf = rte_pktmbuf_mtod(m, uint8_t *);
+			d[i].cap = room < 1500 ? room : 1500;
+		}
+		k = dpq_conn_build_burst(sl->c, d, n, &s->ops[s->nops], now);
+		if (k <= 0)
+			break;	/* keep the spares for the next one */
+		for (i = 0; i < (unsigned int)k; i++) {
+			struct rte_mbuf *m = s->spare[base + i];
+			struct dpq_pkt_meta *meta = dpq_pkt_meta(m);
+
+			m->data_len = d[i].len;
+			m->pkt_len = d[i].len;
+			from_netaddr(&d[i].tuple.peer, &meta->peer);
+			from_netaddr(&d[i].tuple.local, &meta->local);
+			meta->ecn = d[i].ecn;
+			s->tx_nops[s->ntx] = d[i].nops;
+			s->tx[s->ntx++] = m;
+			s->nops += d[i].nops;
+		}
+		/* Unused buffers move down to stay at hand. */
+		memmove(&s->spare[base], &s->spare[base + k],
+				(n - (unsigned int)k) * sizeof(s->spare[0]));
+		s->nspare -= (unsigned int)k;
+		total += (unsigned int)k;
+		if ((unsigned int)k < n)
+			break;	/* nothing more now */
 	}
-	return n;
+	return total;
 }
 
 /* A reply from the listener (VN, Retry, reset, close) to peer. */
@@ -613,15 +679,6 @@ lookup(struct dpq_shard *s, const uint8_t *cid, size_t len, uint32_t *idx)
 	return s->slots[*idx].c != NULL;
 }
 
-static void
-to_netaddr(const struct dpq_addr *a, struct dpq_netaddr *n)
-{
-	memset(n, 0, sizeof(*n));
-	n->family = a->family;
-	n->port = a->port;
-	memcpy(n->ip, a->bytes, a->family == AF_INET ? 4 : 16);
-}
-
 /* A datagram for no known connection. */
 static void
 rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
@@ -631,7 +688,7 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
 	struct dpq_listener_result r;
 	struct dpq_conn_init in = { 0 };
-	struct dpq_netaddr peer;
+	struct dpq_rx_info ri;
 	struct dpq_conn *c;
 
 	/* Another shard's connection (its CID says so): hand it over. */
@@ -655,9 +712,9 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		rte_pktmbuf_free(m);
 		return;
 	}
-	to_netaddr(&meta->peer, &peer);
+	rx_info_of(m, &ri);
 	switch (dpq_listener_on_datagram(s->conf.listener, d, m->data_len,
-			&peer, now, &r)) {
+			&ri.tuple.peer, now, &r)) {
 	case DPQ_LISTEN_REPLY:
 		tx_reply(s, r.reply, r.reply_len, &meta->peer);
 		break;
@@ -669,13 +726,14 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		in.odcid = r.odcid;
 		memcpy(in.reset_token, r.sreset_token, DPQ_RESET_TOKEN_LEN);
 		in.now = now;
-		c = conn_new(s, &in, &meta->peer);
+		in.tuple = ri.tuple;
+		c = conn_new(s, &in);
 		if (c == NULL)
 			break;
 		/* Found by the client's first DCID until it switches. */
 		slot_add_cid(s, (uint32_t)(uintptr_t)dpq_conn_owner(c),
 				&r.initial_dcid);
-		if (dpq_conn_recv(c, d, m->data_len, now) == 0) {
+		if (dpq_conn_recv(c, d, m->data_len, &ri, now) == 0) {
 			/* Nothing in it decrypted: a forged or corrupted
 			 * Initial must not hold a connection slot (RFC 9000
 			 * §21.6); free it at once. */
@@ -717,18 +775,18 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 	for (i = 0; i < b->n; i++) {
 		struct conn_slot *sl = &s->slots[b->slot[i]];
 		struct rte_mbuf *m = b->m[i];
+		struct dpq_rx_info ri;
 
 		ready_add(s, sl);
 		if (b->ops[i].status != 0) {
 			dpq_conn_rx_failed(sl->c, b->ops[i].pkt, m->data_len,
 					now);
-		} else if (dpq_conn_rx_process(sl->c, &b->hdr[i], &b->ops[i],
-				m->data_len, now) == 0 &&
-			   dpq_conn_handshake_confirmed(sl->c)) {
-			/* The peer's address follows its packets once the
-			 * handshake is confirmed; validating a new path
-			 * (RFC 9000 §9) comes with migration. */
-			sl->peer = dpq_pkt_meta(m)->peer;
+		} else {
+			/* The connection decides what a new source address
+			 * means (RFC 9000 §9.3: validate it first). */
+			rx_info_of(m, &ri);
+			dpq_conn_rx_process(sl->c, &b->hdr[i], &b->ops[i],
+					m->data_len, &ri, now);
 		}
 		rte_pktmbuf_free(m);
 	}
@@ -741,6 +799,7 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 		uint64_t now)
 {
 	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	struct dpq_rx_info ri;
 	const uint8_t *cid;
 	size_t cid_len;
 	uint32_t idx;
@@ -770,9 +829,8 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 		return;
 	}
 	ready_add(s, &s->slots[idx]);
-	if (dpq_conn_recv(s->slots[idx].c, d, m->data_len, now) > 0 &&
-	    dpq_conn_handshake_confirmed(s->slots[idx].c))
-		s->slots[idx].peer = dpq_pkt_meta(m)->peer;
+	rx_info_of(m, &ri);
+	dpq_conn_recv(s->slots[idx].c, d, m->data_len, &ri, now);
 	rte_pktmbuf_free(m);
 }
 
@@ -937,10 +995,14 @@ dpq_shard_conn_at(struct dpq_shard *s, uint32_t i)
 	return i < s->nlive ? s->slots[s->live[i]].c : NULL;
 }
 
-const struct dpq_addr *
-dpq_shard_conn_peer(const struct dpq_shard *s, const struct dpq_conn *c)
+void
+dpq_shard_conn_peer(const struct dpq_shard *s, const struct dpq_conn *c,
+		struct dpq_addr *out)
 {
-	return &s->slots[(uint32_t)(uintptr_t)dpq_conn_owner(c)].peer;
+	(void)s;
+	/* The connection's active path: it, not the shard, follows the
+	 * peer (RFC 9000 §9). */
+	from_netaddr(&dpq_conn_active_tuple(c)->peer, out);
 }
 
 uint64_t

@@ -144,9 +144,9 @@ uint32_t dpq_shard_conn_count(const struct dpq_shard *s);
 /* The i-th live connection, 0 <= i < dpq_shard_conn_count() (listings,
  * closing them all); the order changes as connections come and go. */
 struct dpq_conn *dpq_shard_conn_at(struct dpq_shard *s, uint32_t i);
-/* The peer address a connection sends to. */
-const struct dpq_addr *dpq_shard_conn_peer(const struct dpq_shard *s,
-		const struct dpq_conn *c);
+/* The peer address a connection sends to now (its active path). */
+void dpq_shard_conn_peer(const struct dpq_shard *s, const struct dpq_conn *c,
+		struct dpq_addr *out);
 /* When the shard next has work without receiving anything: the time of
  * its earliest timer (no later than it), the latest poll's now when
  * connections wait on the ready list, UINT64_MAX when neither. A loop

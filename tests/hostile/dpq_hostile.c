@@ -316,7 +316,7 @@ cli_flush(struct cli *k)
 
 	if (k->silent)
 		return 0;
-	while ((n = dpq_conn_send(k->c, buf, 1500, now_us())) > 0) {
+	while ((n = dpq_conn_send(k->c, buf, 1500, NULL, now_us())) > 0) {
 		size_t len = (size_t)n;
 
 		if (k->pad_first_to > len) {
@@ -348,7 +348,7 @@ cli_step(struct cli *k, int wait_ms)
 	n = hx_recv(k->h, buf, sizeof(buf), wait_ms);
 	while (n > 0) {
 		if (!k->silent)
-			dpq_conn_recv(k->c, buf, (size_t)n, now_us());
+			dpq_conn_recv(k->c, buf, (size_t)n, NULL, now_us());
 		n = hx_recv(k->h, buf, sizeof(buf), 0);
 	}
 	if (k->silent)

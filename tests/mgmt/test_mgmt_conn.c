@@ -84,7 +84,7 @@ flush(struct dpq_conn *c, struct dgq *q, uint64_t now)
 
 	if (c == NULL)
 		return;
-	while ((n = dpq_conn_send(c, buf, sizeof(buf), now)) > 0 &&
+	while ((n = dpq_conn_send(c, buf, sizeof(buf), NULL, now)) > 0 &&
 	       guard++ < 1000)
 		q_push(q, buf, (size_t)n);
 }
@@ -198,12 +198,12 @@ test_conn_pair_over_rings(void **state)
 				assert_int_equal(dpq_hs_ring_new_conn(sh[1].r,
 						sv, dpq_hs_handle(1, 0, 9)), 0);
 			}
-			dpq_conn_recv(sv, d, len, now);
+			dpq_conn_recv(sv, d, len, NULL, now);
 		}
 		while (s2c->head != s2c->tail) {
 			uint8_t *d = s2c->d[s2c->head % QLEN];
 
-			dpq_conn_recv(cl, d, s2c->len[s2c->head % QLEN], now);
+			dpq_conn_recv(cl, d, s2c->len[s2c->head % QLEN], NULL, now);
 			s2c->head++;
 		}
 		if (t_est == 0 && sv != NULL &&

@@ -2,6 +2,7 @@
 /* See conn_pair.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,21 @@ pair_init(struct pair *p, uint16_t suite, const char *calpn,
 	p->cconf.role = DPQ_ROLE_CLIENT;
 	p->sconf.role = DPQ_ROLE_SERVER;
 	p->now = 1000000;
+	pair_addr4(&p->caddr, 198, 18, 0, 1, 40000);
+	pair_addr4(&p->saddr, 198, 18, 0, 2, 4433);
+}
+
+void
+pair_addr4(struct dpq_netaddr *a, uint8_t a0, uint8_t a1, uint8_t a2,
+		uint8_t a3, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = AF_INET;
+	a->port = port;
+	a->ip[0] = a0;
+	a->ip[1] = a1;
+	a->ip[2] = a2;
+	a->ip[3] = a3;
 }
 
 void
@@ -93,6 +109,8 @@ pair_start(struct pair *p)
 		in.dcid.bytes[i] = (uint8_t)rnd(p);
 	}
 	in.now = p->now;
+	in.tuple.local = p->caddr;
+	in.tuple.peer = p->saddr;
 	if (dpq_conn_create(&in, &p->client) != 0 ||
 	    dpq_hs_direct_attach(p->cctx, p->client) != 0)
 		abort();
@@ -159,7 +177,8 @@ async_run(struct pair *p)
 
 /* Create the server from the client's first Initial. */
 static void
-make_server(struct pair *p, const uint8_t *d, size_t len)
+make_server(struct pair *p, const uint8_t *d, size_t len,
+		const struct dpq_tuple *t)
 {
 	struct dpq_conn_init in = { 0 };
 	struct dpq_pkt_hdr h;
@@ -180,18 +199,27 @@ make_server(struct pair *p, const uint8_t *d, size_t len)
 	for (int i = 0; i < 16; i++)
 		in.reset_token[i] = (uint8_t)rnd(p);
 	in.now = p->now;
+	in.tuple = *t;
 	if (dpq_conn_create(&in, &p->server) != 0 ||
 	    dpq_hs_direct_attach(p->sctx, p->server) != 0)
 		abort();
 }
 
 static void
-link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len)
+link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len,
+		const struct dpq_netaddr *src, const struct dpq_netaddr *dst)
 {
 	uint64_t idx = l->sent++;
 	struct pair_dgram *g;
 
 	l->bytes += len;
+	if (l == &p->s2c && !dpq_netaddr_eq(dst, &p->caddr) &&
+	    !(p->nat_on && dpq_netaddr_eq(dst, &p->nat))) {
+		p->stray_dgrams++;
+		p->stray_bytes += len;
+		p->stray_last = *dst;
+		return;
+	}
 	if (l->drop_next) {
 		l->drop_next = false;
 		l->dropped++;
@@ -206,6 +234,11 @@ link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len)
 	g = &l->q[l->tail++ % PAIR_QUEUE];
 	g->at = p->now + l->delay_us;
 	g->len = (uint16_t)len;
+	g->src = *src;
+	g->dst = *dst;
+	/* The NAT rewrites the client's source address. */
+	if (l == &p->c2s && p->nat_on)
+		g->src = p->nat;
 	memcpy(g->data, d, len);
 }
 
@@ -213,14 +246,45 @@ static void
 flush(struct pair *p, struct dpq_conn *c, struct pair_link *l)
 {
 	uint8_t buf[PAIR_MTU];
+	struct dpq_tuple to;
 	ssize_t n;
 	int guard = 0;
 
 	if (c == NULL)
 		return;
-	while ((n = dpq_conn_send(c, buf, sizeof(buf), p->now)) > 0 &&
-	       guard++ < 10000)
-		link_send(p, l, buf, (size_t)n);
+	while ((n = dpq_conn_send(c, buf, sizeof(buf), &to, p->now)) > 0 &&
+	       guard++ < 10000) {
+		/* An unset local address is the endpoint's own. */
+		if (to.local.family == 0)
+			to.local = c == p->client ? p->caddr : p->saddr;
+		link_send(p, l, buf, (size_t)n, &to.local, &to.peer);
+	}
+}
+
+static void
+server_recv(struct pair *p, uint8_t *d, size_t len,
+		const struct dpq_netaddr *src, const struct dpq_netaddr *dst)
+{
+	struct dpq_rx_info ri = { .tuple = { .local = *dst, .peer = *src } };
+
+	if (p->server == NULL)
+		make_server(p, d, len, &ri.tuple);
+	if (p->server != NULL)
+		dpq_conn_recv(p->server, d, len, &ri, p->now);
+}
+
+int
+pair_inject_to_server(struct pair *p, const uint8_t *d, size_t len,
+		const struct dpq_netaddr *src)
+{
+	struct dpq_rx_info ri = { .tuple = { .local = p->saddr, .peer = *src } };
+	uint8_t buf[PAIR_MTU];
+
+	if (p->server == NULL || len > sizeof(buf))
+		return -1;
+	memcpy(buf, d, len);
+	p->c2s.bytes += len;
+	return dpq_conn_recv(p->server, buf, len, &ri, p->now);
 }
 
 static bool
@@ -233,12 +297,18 @@ deliver(struct pair *p, struct pair_link *l, bool to_server)
 
 		any = true;
 		l->delivered++;
-		if (to_server && p->server == NULL)
-			make_server(p, g->data, g->len);
-		if (to_server && p->server != NULL)
-			dpq_conn_recv(p->server, g->data, g->len, p->now);
-		else if (!to_server)
-			dpq_conn_recv(p->client, g->data, g->len, p->now);
+		if (to_server) {
+			server_recv(p, g->data, g->len, &g->src, &g->dst);
+		} else if (dpq_netaddr_eq(&g->dst, &p->caddr) ||
+			   (p->nat_on && dpq_netaddr_eq(&g->dst, &p->nat))) {
+			/* Through the NAT, or straight to the client. */
+			struct dpq_rx_info ri = { .tuple = {
+				.local = p->caddr, .peer = g->src } };
+
+			dpq_conn_recv(p->client, g->data, g->len, &ri, p->now);
+		} else {
+			l->dropped++;	/* the client left that address */
+		}
 	}
 	return any;
 }

@@ -3,6 +3,12 @@
  * A client and a server dpq_conn joined by a simulated link, in virtual
  * time: each direction delays datagrams and drops them by a seeded random
  * draw or an explicit pattern. Handshakes run through dpq_hs_direct.
+ *
+ * Datagrams carry addresses: the client is at caddr, the server at
+ * saddr. A NAT can rewrite the client's source address (nat_on: c2s
+ * sources become nat, s2c datagrams to nat reach the client), and
+ * datagrams the server sends to any other address are counted as stray
+ * (bytes to a spoofed address, RFC 9000 §9.3.1), not delivered.
  */
 #ifndef DPQ_TESTS_CONN_PAIR_H
 #define DPQ_TESTS_CONN_PAIR_H
@@ -20,6 +26,7 @@
 struct pair_dgram {
 	uint64_t at;
 	uint16_t len;
+	struct dpq_netaddr src, dst;
 	uint8_t data[PAIR_MTU];
 };
 
@@ -70,6 +77,13 @@ struct pair {
 	uint64_t server_hs_delay_us;
 	struct pair_hs_msg hsq[PAIR_HS_QUEUE];
 	unsigned int hsq_head, hsq_tail;
+	/* Addresses (pair_init: 198.18.0.1:40000 and 198.18.0.2:4433). */
+	struct dpq_netaddr caddr, saddr;
+	bool nat_on;
+	struct dpq_netaddr nat;
+	/* Server datagrams to neither caddr nor the NAT address. */
+	uint64_t stray_dgrams, stray_bytes;
+	struct dpq_netaddr stray_last;
 };
 
 /* Set up contexts and the client; suite 0 = any; alpn for both. */
@@ -82,5 +96,14 @@ void pair_free(struct pair *p);
  * done() became true. done NULL: run until both are idle. */
 bool pair_run(struct pair *p, bool (*done)(struct pair *p, void *arg),
 		void *arg, uint64_t max_us);
+
+/* An IPv4 address a.b.c.d:port. */
+void pair_addr4(struct dpq_netaddr *a, uint8_t a0, uint8_t a1, uint8_t a2,
+		uint8_t a3, uint16_t port);
+/* Deliver a datagram to the server as if sent from src (to saddr), at
+ * once: what an attacker or a middlebox injects. Returns dpq_conn_recv's
+ * result. */
+int pair_inject_to_server(struct pair *p, const uint8_t *d, size_t len,
+		const struct dpq_netaddr *src);
 
 #endif

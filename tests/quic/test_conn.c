@@ -435,8 +435,8 @@ test_garbage(void **state)
 			junk[0] = 0x40 | (junk[0] & 0x3f);
 			memcpy(junk + 1, dpq_conn_scid(p.server)->bytes, 8);
 		}
-		dpq_conn_recv(p.server, junk, len, p.now);
-		dpq_conn_recv(p.client, junk, len, p.now);
+		dpq_conn_recv(p.server, junk, len, NULL, p.now);
+		dpq_conn_recv(p.client, junk, len, NULL, p.now);
 	}
 	assert_int_equal(dpq_conn_state(p.server), DPQ_CONN_ESTABLISHED);
 	assert_int_equal(dpq_conn_state(p.client), DPQ_CONN_ESTABLISHED);
@@ -509,13 +509,13 @@ test_no_hol_blocking(void **state)
 	assert_int_equal(dpq_conn_stream_open(p.client, false, &b), 0);
 	assert_int_equal(dpq_conn_stream_write(p.client, a, data, 1000, false),
 			1000);
-	n = dpq_conn_send(p.client, dgram, sizeof(dgram), p.now);
+	n = dpq_conn_send(p.client, dgram, sizeof(dgram), NULL, p.now);
 	assert_true(n > 0);	/* stream a's packet: lost */
 	assert_int_equal(dpq_conn_stream_write(p.client, b, data, 1000, false),
 			1000);
-	n = dpq_conn_send(p.client, dgram, sizeof(dgram), p.now);
+	n = dpq_conn_send(p.client, dgram, sizeof(dgram), NULL, p.now);
 	assert_true(n > 0);
-	dpq_conn_recv(p.server, dgram, (size_t)n, p.now + 5000);
+	dpq_conn_recv(p.server, dgram, (size_t)n, NULL, p.now + 5000);
 	/* b arrived and was handed to the application; a has nothing. */
 	assert_int_equal(rec.got[b / 4], 1000);
 	assert_int_equal(rec.got[a / 4], 0);
@@ -614,7 +614,8 @@ inject_1rtt(struct pair *p, const uint8_t *payload, size_t len)
 	op.pn = pn;
 	op.len = (uint16_t)off;
 	assert_int_equal(dpq_crypto_seal_burst(p->crypto, &op, 1), 1);
-	dpq_conn_recv(p->server, pkt, off + DPQ_CRYPTO_TAG_LEN, p->now);
+	dpq_conn_recv(p->server, pkt, off + DPQ_CRYPTO_TAG_LEN, NULL,
+			p->now);
 }
 
 /* The transport error a decoder or a buffer returns is the code of the

@@ -503,7 +503,7 @@ client_says(struct pair *p, uint64_t pn, const uint8_t *frames, size_t len)
 	n = peer_seal(p->crypto, cl->tx[DPQ_EPOCH_1RTT], &pk, buf,
 			sizeof(buf));
 	assert_true(n > 0);
-	dpq_conn_recv(p->server, buf, (size_t)n, p->now);
+	dpq_conn_recv(p->server, buf, (size_t)n, NULL, p->now);
 }
 
 static uint64_t

@@ -114,7 +114,7 @@ test_vn_after_retry(void **state)
 	assert_int_equal(dpq_retry_tag_compute(l.cc, l.in.dcid.bytes,
 			l.in.dcid.len, buf, (size_t)(e - buf), e), 0);
 	n = (size_t)(e - buf) + DPQ_RETRY_TAG_LEN;
-	dpq_conn_recv(l.c, buf, n, NOW + 1000);
+	dpq_conn_recv(l.c, buf, n, NULL, NOW + 1000);
 	assert_true(l.c->retry_done);
 	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_HANDSHAKING);
 
@@ -124,7 +124,7 @@ test_vn_after_retry(void **state)
 			l.in.scid.len, l.server_cid.bytes, l.server_cid.len,
 			&other, 1);
 	assert_non_null(e);
-	dpq_conn_recv(l.c, buf, (size_t)(e - buf), NOW + 2000);
+	dpq_conn_recv(l.c, buf, (size_t)(e - buf), NULL, NOW + 2000);
 	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_HANDSHAKING);
 	lone_free(&l);
 
@@ -133,7 +133,7 @@ test_vn_after_retry(void **state)
 	e = dpq_pkt_write_vn(buf, buf + sizeof(buf), 0, l.in.scid.bytes,
 			l.in.scid.len, l.server_cid.bytes, l.server_cid.len,
 			&other, 1);
-	dpq_conn_recv(l.c, buf, (size_t)(e - buf), NOW + 2000);
+	dpq_conn_recv(l.c, buf, (size_t)(e - buf), NULL, NOW + 2000);
 	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_CLOSED);
 	lone_free(&l);
 }
@@ -185,7 +185,7 @@ test_handshake_done_early(void **state)
 	pk.frames_len = frame(frames, sizeof(frames), &f);
 	n = peer_seal(l.cc, ik, &pk, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_int_equal(dpq_conn_recv(l.c, buf, (size_t)n, NOW + 1000), 1);
+	assert_int_equal(dpq_conn_recv(l.c, buf, (size_t)n, NULL, NOW + 1000), 1);
 
 	/* 1-RTT read keys arrive before the client's Finished went out,
 	 * and with them a 1-RTT packet carrying HANDSHAKE_DONE. */
@@ -203,7 +203,7 @@ test_handshake_done_early(void **state)
 	pk.frames_len = frame(frames, sizeof(frames), &f);
 	n = peer_seal(l.cc, k1, &pk, buf, sizeof(buf));
 	assert_true(n > 0);
-	dpq_conn_recv(l.c, buf, (size_t)n, NOW + 2000);
+	dpq_conn_recv(l.c, buf, (size_t)n, NULL, NOW + 2000);
 	/* RFC 9001 §5.7: not processed before the handshake completes, so
 	 * the handshake is not confirmed (and Handshake keys stay). */
 	assert_false(dpq_conn_handshake_confirmed(l.c));
@@ -253,14 +253,14 @@ test_coalesced_other_dcid(void **state)
 	pk.pad_to = 200;
 	b = peer_seal(l.cc, ik, &pk, dgram + a, sizeof(dgram) - (size_t)a);
 	assert_true(b > 0);
-	assert_int_equal(dpq_conn_recv(l.c, dgram, (size_t)(a + b), NOW + 10),
+	assert_int_equal(dpq_conn_recv(l.c, dgram, (size_t)(a + b), NULL, NOW + 10),
 			1);
 	/* pn 1 was not taken: with the right DCID it is accepted. */
 	pk.dcid = &l.in.dcid;
 	pk.pad_to = 1200;
 	b = peer_seal(l.cc, ik, &pk, dgram, sizeof(dgram));
 	assert_true(b > 0);
-	assert_int_equal(dpq_conn_recv(l.c, dgram, (size_t)b, NOW + 20), 1);
+	assert_int_equal(dpq_conn_recv(l.c, dgram, (size_t)b, NULL, NOW + 20), 1);
 	peer_key_free(ik);
 	lone_free(&l);
 }
@@ -350,7 +350,7 @@ client_says(struct pair *p, uint64_t pn, const uint8_t *frames, size_t len)
 	n = peer_seal(p->crypto, cl->tx[DPQ_EPOCH_1RTT], &pk, buf,
 			sizeof(buf));
 	assert_true(n > 0);
-	dpq_conn_recv(p->server, buf, (size_t)n, p->now);
+	dpq_conn_recv(p->server, buf, (size_t)n, NULL, p->now);
 }
 
 /* Everything the server sends goes nowhere. */
@@ -360,7 +360,7 @@ server_drain(struct pair *p)
 	uint8_t out[1500];
 
 	dpq_conn_poll(p->server, p->now);
-	while (dpq_conn_send(p->server, out, sizeof(out), p->now) > 0)
+	while (dpq_conn_send(p->server, out, sizeof(out), NULL, p->now) > 0)
 		;
 }
 

@@ -88,7 +88,7 @@ inject(struct pair *p, struct dpq_conn *from, struct dpq_conn *to,
 	size_t n = seal_1rtt(p, from, pkt, frames, len, NULL, -1, UINT64_MAX);
 
 	from->ping_pending = true;
-	return dpq_conn_recv(to, pkt, n, p->now);
+	return dpq_conn_recv(to, pkt, n, NULL, p->now);
 }
 
 /* ---- TLS KeyUpdate (RFC 9001 §6) --------------------------------------- */
@@ -178,7 +178,7 @@ reset_closes(struct pair *p, struct dpq_conn *c, const uint8_t *token)
 	d[0] = 0x40 | (d[0] & 0x3f);
 	memcpy(d + sizeof(d) - DPQ_RESET_TOKEN_LEN, token,
 			DPQ_RESET_TOKEN_LEN);
-	dpq_conn_recv(c, d, sizeof(d), p->now);
+	dpq_conn_recv(c, d, sizeof(d), NULL, p->now);
 	return dpq_conn_state(c) == DPQ_CONN_DRAINING;
 }
 
@@ -512,7 +512,7 @@ batch_recv(struct pair *p, struct dpq_conn *c, uint8_t *const *d,
 	for (unsigned int i = 0; i < n; i++) {
 		if (ops[i].status != 0)
 			dpq_conn_rx_failed(c, d[i], len[i], p->now);
-		else if (dpq_conn_rx_process(c, &h[i], &ops[i], len[i],
+		else if (dpq_conn_rx_process(c, &h[i], &ops[i], len[i], NULL,
 				p->now) == 0)
 			ok++;
 	}
@@ -542,7 +542,7 @@ client_dgram(struct pair *p, uint64_t id, uint8_t *buf)
 
 	assert_int_equal(dpq_conn_stream_write(p->client, id, data,
 			sizeof(data), false), (ssize_t)sizeof(data));
-	n = dpq_conn_send(p->client, buf, PAIR_MTU, p->now);
+	n = dpq_conn_send(p->client, buf, PAIR_MTU, NULL, p->now);
 	assert_true(n > 0);
 	return (size_t)n;
 }
@@ -576,9 +576,9 @@ run_reorder(bool batch)
 	if (batch) {
 		assert_int_equal(batch_recv(&p, p.server, dp, lp, 2), 2);
 	} else {
-		assert_int_equal(dpq_conn_recv(p.server, d[2], len[2], p.now),
+		assert_int_equal(dpq_conn_recv(p.server, d[2], len[2], NULL, p.now),
 				1);
-		assert_int_equal(dpq_conn_recv(p.server, d[1], len[1], p.now),
+		assert_int_equal(dpq_conn_recv(p.server, d[1], len[1], NULL, p.now),
 				1);
 	}
 	assert_int_equal(p.server->ku.rx_gen, 1);
@@ -595,7 +595,7 @@ run_reorder(bool batch)
 	dpq_conn_on_timeout(p.server, p.now);
 	assert_null(p.server->ku.rx_prev);
 	/* ...and the oldest packet no longer opens. */
-	assert_int_equal(dpq_conn_recv(p.server, d[0], len[0], p.now), 0);
+	assert_int_equal(dpq_conn_recv(p.server, d[0], len[0], NULL, p.now), 0);
 	dpq_conn_get_stats(p.server, &ss);
 	assert_int_equal(ss.stream_bytes_recv, 2000);
 	assert_int_equal(ss.auth_failures, 1);
@@ -654,7 +654,7 @@ client_ping(struct pair *p, const struct dpq_pp_key *k, int phase,
 	uint8_t pkt[PAIR_MTU];
 	size_t n = seal_1rtt(p, p->client, pkt, ping, 1, k, phase, pn);
 
-	return dpq_conn_recv(p->server, pkt, n, p->now);
+	return dpq_conn_recv(p->server, pkt, n, NULL, p->now);
 }
 
 static void
@@ -691,7 +691,7 @@ test_peer_updates_too_fast(void **state)
 			/* The server acknowledges the update (in the new
 			 * keys) once its ACK delay passed. */
 			p.now += 30000;
-			assert_true(dpq_conn_send(p.server, buf, sizeof(buf),
+			assert_true(dpq_conn_send(p.server, buf, sizeof(buf), NULL,
 					p.now) > 0);
 			assert_false(p.server->ku.rx_unacked);
 		}
@@ -797,7 +797,7 @@ test_confidentiality_limit_close(void **state)
 	assert_int_equal(dpq_conn_stream_open(p.client, false, &id), 0);
 	assert_int_equal(dpq_conn_stream_write(p.client, id, "x", 1, false),
 			1);
-	assert_true(dpq_conn_send(p.client, buf, sizeof(buf), p.now) > 0);
+	assert_true(dpq_conn_send(p.client, buf, sizeof(buf), NULL, p.now) > 0);
 	assert_int_equal(dpq_conn_state(p.client), DPQ_CONN_CLOSING);
 	assert_int_equal(dpq_conn_close_info(p.client)->error_code, 0x0f);
 	assert_true(pair_run(&p, both_closed, NULL, 10000000));
@@ -824,7 +824,7 @@ test_integrity_limit(void **state)
 			junk[k] = (uint8_t)(k * 13 + (size_t)i * 7);
 		junk[0] = 0x40 | (junk[0] & 0x3f);
 		memcpy(junk + 1, dpq_conn_scid(p.server)->bytes, 8);
-		assert_int_equal(dpq_conn_recv(p.server, junk, sizeof(junk),
+		assert_int_equal(dpq_conn_recv(p.server, junk, sizeof(junk), NULL,
 				p.now), 0);
 		assert_int_equal(dpq_conn_state(p.server), i < 5 ?
 				DPQ_CONN_ESTABLISHED : DPQ_CONN_CLOSING);
