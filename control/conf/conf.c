@@ -30,6 +30,7 @@ static const struct dpq_conf_section *const sections[] = {
 	&dpq_conf_section_tls,
 	&dpq_conf_section_recovery,
 	&dpq_conf_section_fec,
+	&dpq_conf_section_crypto,
 	&dpq_conf_section_ctl,
 	&dpq_conf_section_log,
 	&dpq_conf_section_drain,

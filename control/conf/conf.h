@@ -194,6 +194,12 @@ struct dpq_conf_fec {
 	char *xor_impl;			/* auto or a dpq_xor_impl name */
 };
 
+/* [crypto]: packet protection of new connections (keys_crypto.c). */
+struct dpq_conf_crypto {
+	uint64_t key_update_pkts;	/* 0: only before the AEAD limit */
+	double key_update_gap;		/* seconds between our updates */
+};
+
 struct dpq_conf {
 	char *file;			/* config file read, or NULL */
 	struct dpq_conf_eal eal;
@@ -205,6 +211,7 @@ struct dpq_conf {
 	struct dpq_conf_drain drain;
 	struct dpq_conf_recovery recovery;
 	struct dpq_conf_fec fec;
+	struct dpq_conf_crypto crypto;
 	struct dpq_conf_src src[DPQ_CONF_KEYS_MAX];
 };
 
@@ -213,6 +220,7 @@ extern const unsigned int dpq_conf_nsections;
 /* Key tables, one per section file. */
 extern const struct dpq_conf_section dpq_conf_section_recovery;
 extern const struct dpq_conf_section dpq_conf_section_fec;
+extern const struct dpq_conf_section dpq_conf_section_crypto;
 
 /* ---- API -------------------------------------------------------------- */
 

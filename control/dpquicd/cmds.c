@@ -145,6 +145,8 @@ cmd_stats(struct dpq_ctl_req *req, void *arg_)
 		dpq_json_w_ku64(w, "closed_by_peer", st.closed_by_peer);
 		dpq_json_w_ku64(w, "closed_app", st.closed_app);
 		dpq_json_w_ku64(w, "closed_error", st.closed_error);
+		dpq_json_w_ku64(w, "key_updates", st.key_updates);
+		dpq_json_w_ku64(w, "key_updates_peer", st.key_updates_peer);
 		dpq_json_w_key(w, "closed_error_codes");
 		dpq_json_w_obj_begin(w);
 		for (k = 0; k < 17; k++)

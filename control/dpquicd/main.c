@@ -264,6 +264,9 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 	sc.conn.scid_len = cid_cfg.len;
 	sc.conn.cc_name = d->conf.recovery.cc;
 	dpqd_fec_conn_conf(&d->conf, &sc.conn);
+	sc.conn.key_update_pkts = d->conf.crypto.key_update_pkts;
+	sc.conn.key_update_gap_us =
+		(uint64_t)(d->conf.crypto.key_update_gap * 1e6);
 	sc.conn.idle_timeout_ms = d->conf.server.idle_timeout_ms;
 	sc.max_conns = (uint32_t)d->conf.server.max_connections;
 	sc.hs.ops = &dpq_hs_ring_ops;

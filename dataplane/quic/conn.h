@@ -169,6 +169,12 @@ struct dpq_conn_conf {
 	/* Start a 1-RTT key update (RFC 9001 §6) every this many packets
 	 * sent; 0: only before the AEAD's confidentiality limit. */
 	uint64_t key_update_pkts;
+	/* Least time between two updates we start, besides the three PTOs
+	 * of RFC 9001 §6.5; 0: 1 s. A peer derives its next keys a PTO
+	 * after it saw the last update confirmed, and its PTO can be far
+	 * longer than ours (a deep receive queue inflates its RTT); before
+	 * that it drops every packet of the new phase. */
+	uint64_t key_update_gap_us;
 	/* RFC 9001 §6.6 limits, for tests; 0: those of the AEAD. */
 	uint64_t aead_conf_limit;	/* packets sealed with one key */
 	uint64_t aead_integ_limit;	/* packets failing to open */

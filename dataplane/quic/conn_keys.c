@@ -18,9 +18,11 @@
  * limit; the peer does when a packet opens with the next keys, and we
  * follow with our write keys (§6.2). Neither side may start another
  * before the previous one was acknowledged (§6.1): we wait for an ACK of
- * a packet sealed with the current keys plus three PTOs (§6.5), and a
- * peer that moves on again before we acknowledged its last move gets
- * KEY_UPDATE_ERROR. Shard only.
+ * a packet sealed with the current keys plus three PTOs (§6.5), and at
+ * least conf.key_update_gap_us (a peer's PTO may be far longer than ours:
+ * libngtcp2 with a deep receive queue dropped our new phase for seconds
+ * after three of our PTOs); a peer that moves on again before we
+ * acknowledged its last move gets KEY_UPDATE_ERROR. Shard only.
  */
 #include <errno.h>
 #include <string.h>
@@ -38,6 +40,8 @@
  * confirmed update before the next one (§6.5: the peer may need that
  * long to drop its old keys and derive new ones). */
 #define KU_PTOS			3
+/* conf.key_update_gap_us default: see conn.h. */
+#define KU_GAP_DEFAULT_US	1000000
 
 void
 dpq_conn_keys_init(struct dpq_conn *c)
@@ -283,11 +287,18 @@ static bool
 can_start(const struct dpq_conn *c, uint64_t now)
 {
 	const struct dpq_conn_keys *k = &c->ku;
+	uint64_t wait = KU_PTOS * dpq_conn_pto(c), gap;
 
+	gap = c->conf.key_update_gap_us ? c->conf.key_update_gap_us :
+		KU_GAP_DEFAULT_US;
+	if (k->tx_gen == 0)
+		gap = 0;	/* the first update: nothing to wait for */
+	if (wait < gap)
+		wait = gap;
 	return c->hs_confirmed && k->tx_gen == k->rx_gen &&
 		k->rx_next != NULL && k->tx_next != NULL &&
 		k->tx_old == NULL && k->confirmed_at != UINT64_MAX &&
-		now >= k->confirmed_at + KU_PTOS * dpq_conn_pto(c);
+		now >= k->confirmed_at + wait;
 }
 
 void

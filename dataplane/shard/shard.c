@@ -275,7 +275,11 @@ static void
 count_close(struct dpq_shard *s, const struct dpq_conn *c)
 {
 	const struct dpq_conn_close_info *ci = dpq_conn_close_info(c);
+	struct dpq_conn_stats cs;
 
+	dpq_conn_get_stats(c, &cs);
+	s->stats.key_updates += cs.key_updates;
+	s->stats.key_updates_peer += cs.key_updates_peer;
 	if (ci->idle)
 		s->stats.closed_idle++;
 	else if (ci->remote)

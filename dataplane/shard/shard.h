@@ -105,6 +105,9 @@ struct dpq_shard_stats {
 	/* ... by transport error code 0x00..0x10, and TLS alerts. */
 	uint64_t closed_error_code[17];
 	uint64_t closed_crypto_error;
+	/* 1-RTT key updates (RFC 9001 §6) of the connections that ended:
+	 * started here, started by the peer and followed. */
+	uint64_t key_updates, key_updates_peer;
 };
 
 int dpq_shard_create(const struct dpq_shard_conf *conf,

@@ -42,6 +42,7 @@ static void
 start_pair(struct pair *p, uint64_t seed)
 {
 	pair_init(p, 0, NULL, 5000, 0, seed);
+	p->cconf.key_update_gap_us = p->sconf.key_update_gap_us = 1;
 	pair_start(p);
 	assert_true(pair_run(p, both_confirmed, NULL, 5000000));
 	pair_run(p, NULL, NULL, 200000);	/* settle: acks, HANDSHAKE_DONE */
@@ -410,6 +411,8 @@ xfer_setup(struct pair *p, struct xfer *x, uint16_t suite, size_t size,
 	p->capp_ctx = x;
 	p->sapp = &echo_app;
 	p->sapp_ctx = &echo_state;
+	/* Virtual time: no need for the 1 s floor between updates. */
+	p->cconf.key_update_gap_us = p->sconf.key_update_gap_us = 1;
 }
 
 static void
@@ -752,6 +755,38 @@ test_key_phase_order(void **state)
 	pair_free(&p);
 }
 
+/* Without a gap set, updates we start are at least 1 s apart (besides
+ * three PTOs): a 40 ms RTT transfer of ~5 s gets a few, not dozens. */
+static void
+test_update_gap(void **state)
+{
+	struct dpq_conn_stats cs, ss;
+	struct pair p;
+	struct xfer x;
+	uint64_t t0, secs;
+
+	(void)state;
+	xfer_setup(&p, &x, 0, 8 << 20, 20000, 0, 95);
+	p.cconf.key_update_gap_us = 0;		/* the default, 1 s */
+	p.cconf.key_update_pkts = 100;
+	p.cconf.max_stream_data = p.cconf.max_stream_data_max = 64 << 10;
+	p.sconf.max_stream_data = p.sconf.max_stream_data_max = 64 << 10;
+	t0 = p.now;
+	pair_start(&p);
+	assert_true(pair_run(&p, xfer_done, &x, 600000000));
+	xfer_check(&p, &x);
+	secs = (p.now - t0) / 1000000;
+	dpq_conn_get_stats(p.client, &cs);
+	dpq_conn_get_stats(p.server, &ss);
+	print_message("    %lu s: %lu updates\n", (unsigned long)secs,
+			(unsigned long)cs.key_updates);
+	assert_true(secs >= 3);
+	assert_true(cs.key_updates >= 2);
+	assert_true(cs.key_updates <= secs + 1);
+	assert_int_equal(ss.key_updates_peer, cs.key_updates);
+	pair_free(&p);
+}
+
 /* RFC 9001 §6.6, confidentiality: with a limit of 2000 packets per key,
  * updates start on their own before it and the transfer completes. */
 static void
@@ -844,6 +879,7 @@ main(void)
 		cmocka_unit_test(test_reset_unused_cid),
 		cmocka_unit_test(test_reset_retired_cid),
 		cmocka_unit_test(test_many_updates),
+		cmocka_unit_test(test_update_gap),
 		cmocka_unit_test(test_reorder_across_phase),
 		cmocka_unit_test(test_peer_updates_too_fast),
 		cmocka_unit_test(test_key_phase_order),
