@@ -23,6 +23,8 @@
  *                         adaptive); the extension is offered either way
  *                         (repairs from the server are used); "none": do
  *                         not offer it at all
+ *     --spec LIST         speculative retransmission: send these datagrams
+ *                         twice, spaced: off | all | handshake,tail,repair
  *
  * Prints the handshake time, bytes and goodput. Exit status 0 when every
  * file arrived complete, 1 otherwise, 2 for usage errors. The handshake
@@ -67,7 +69,9 @@ usage(void)
 		"  --key-update N   start a key update every N packets\n"
 		"  --fec POLICY     XOR-FEC for what we send: off | fixed[:K] |\n"
 		"                   adaptive[:MIN-MAX] (adaptive); none: do not\n"
-		"                   offer the extension\n");
+		"                   offer the extension\n"
+		"  --spec LIST      send twice (spaced): off | all | "
+		"handshake,tail,repair\n");
 }
 
 /* ---- the hq-interop client's sinks ------------------------------------ */
@@ -184,6 +188,10 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 	printf("key_updates %lu by_peer %lu\n",
 		(unsigned long)cs->key_updates,
 		(unsigned long)cs->key_updates_peer);
+	if (cs->spec_sent != 0)
+		printf("spec copies_sent %lu dropped %lu\n",
+			(unsigned long)cs->spec_sent,
+			(unsigned long)cs->spec_dropped);
 	if (cs->fec_on)
 		printf("fec rebuilt %lu unrecoverable %lu repairs_sent %lu "
 			"repair_bytes %lu\n",
@@ -272,6 +280,7 @@ main(int argc, char **argv)
 		{ "ca", required_argument, NULL, 'C' },
 		{ "key-update", required_argument, NULL, 'U' },
 		{ "fec", required_argument, NULL, 'F' },
+		{ "spec", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -296,7 +305,7 @@ main(int argc, char **argv)
 	uint64_t t0, deadline, handle, key_update = 0;
 	struct dpq_fec_policy fec = { DPQ_FEC_ADAPTIVE,
 		DPQ_FEC_DEFAULT_GROUP, DPQ_FEC_DEFAULT_GROUP_MIN };
-	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT;
+	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT, spec = 0;
 	char *end;
 	struct dpq_conn_close_info close_info = { 0 };
 	bool closed = false;
@@ -365,6 +374,15 @@ main(int argc, char **argv)
 					"%d..%d) or none\n", optarg,
 					DPQ_FEC_MIN_GROUP,
 					DPQ_FEC_GROUP_LIMIT);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (dpq_conn_spec_parse(optarg, &spec) != 0) {
+				fprintf(stderr, "dpquic-client: --spec '%s': "
+					"expected off, all, or a comma list "
+					"of handshake, tail, repair\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -458,6 +476,7 @@ main(int argc, char **argv)
 	sc.conn.key_update_pkts = key_update;
 	sc.conn.fec_max_group = fec_max_group;
 	sc.conn.fec = fec;
+	sc.conn.spec_retx = spec;
 	sc.hs.ops = &dpq_hs_direct_ops;
 	sc.hs.hs = tls;
 	sc.hs.attach = hs_attach;

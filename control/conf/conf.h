@@ -192,6 +192,8 @@ struct dpq_conf_fec {
 	uint64_t max_group;		/* 0: extension off */
 	char *policy;			/* dpq_fec_policy_parse() text */
 	char *xor_impl;			/* auto or a dpq_xor_impl name */
+	char *spec_retx;		/* dpq_conn_spec_parse() text */
+	double spec_spacing;		/* seconds; 0: automatic */
 };
 
 /* [crypto]: packet protection of new connections (keys_crypto.c). */

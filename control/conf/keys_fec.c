@@ -11,6 +11,7 @@
 #include "control/conf/conf.h"
 #include "dataplane/fec/fec.h"
 #include "dataplane/fec/xor.h"
+#include "dataplane/quic/conn.h"
 
 #define F(x) offsetof(struct dpq_conf, fec.x)
 
@@ -49,6 +50,18 @@ check_xor(const char *val, char *err, size_t n)
 	return -EINVAL;
 }
 
+static int
+check_spec(const char *val, char *err, size_t n)
+{
+	uint8_t f;
+
+	if (dpq_conn_spec_parse(val, &f) == 0)
+		return 0;
+	snprintf(err, n, "expected off, all, or a comma list of handshake, "
+		"tail, repair");
+	return -EINVAL;
+}
+
 static const struct dpq_conf_key keys[] = {
 	{ .name = "max-group", .opt = "fec-max-group", .type = DPQ_CONF_UINT,
 	  .off = F(max_group), .min = 0, .max = DPQ_FEC_GROUP_LIMIT,
@@ -60,6 +73,16 @@ static const struct dpq_conf_key keys[] = {
 	  .flags = DPQ_CONF_F_RELOAD, .arg = "POLICY", .def = "adaptive",
 	  .help = "XOR-FEC repairs new connections send: off | fixed[:K] | "
 		  "adaptive[:MIN-MAX]" },
+	{ .name = "spec-retx", .opt = "spec-retx", .type = DPQ_CONF_STR,
+	  .off = F(spec_retx), .check = check_spec,
+	  .flags = DPQ_CONF_F_RELOAD, .arg = "LIST", .def = "off",
+	  .help = "datagrams sent twice, spaced (speculative retransmission): "
+		  "off, all, or handshake,tail,repair" },
+	{ .name = "spec-spacing", .opt = "spec-spacing",
+	  .type = DPQ_CONF_SECONDS, .off = F(spec_spacing), .dmin = 0,
+	  .dmax = 1, .flags = DPQ_CONF_F_RELOAD, .arg = "S", .def = "0",
+	  .help = "delay of a speculative copy (0: a quarter of the RTT, "
+		  "2 to 20 ms)" },
 	{ .name = "xor", .opt = "fec-xor", .type = DPQ_CONF_STR,
 	  .off = F(xor_impl), .check = check_xor, .arg = "KERNEL",
 	  .def = "auto",

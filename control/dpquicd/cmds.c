@@ -487,8 +487,9 @@ dpqd_cmds_register(struct dpqd *d)
 		  "connections)" },
 		{ "close", cmd_close, "id=ID close one connection "
 		  "(CONNECTION_CLOSE, NO_ERROR)" },
-		{ "fec", dpqd_cmd_fec, "[policy=P] [max_group=N] XOR-FEC of new "
-		  "connections (P: off, fixed[:K], adaptive[:MIN-MAX]); "
+		{ "fec", dpqd_cmd_fec, "[policy=P] [max_group=N] [spec=LIST] "
+		  "XOR-FEC of new connections (P: off, fixed[:K], "
+		  "adaptive[:MIN-MAX]; LIST: off, all, handshake,tail,repair); "
 		  "id=ID policy=P: of one connection" },
 	};
 	unsigned int i;

@@ -42,7 +42,7 @@ enum dpqd_shard_op {
 	DPQD_OP_LIST,		/* fill info[] from connection `cursor` on */
 	DPQD_OP_CLOSE_ONE,	/* close connection `handle` */
 	DPQD_OP_RETRY,		/* listener: new Retry policy */
-	DPQD_OP_FEC,		/* XOR-FEC of new connections (code, fec) */
+	DPQD_OP_FEC,		/* XOR-FEC of new connections (conn) */
 	DPQD_OP_FEC_CONN,	/* XOR-FEC policy of connection `handle` */
 };
 
@@ -76,6 +76,7 @@ struct dpqd_mailbox {
 	uint32_t cursor;
 	uint32_t rate;
 	struct dpq_fec_policy fec;
+	struct dpq_conn_conf conn;	/* FEC: its fec* and spec* fields */
 	char reason[DPQ_LISTENER_REASON_MAX + 1];
 	/* results */
 	int rc;
@@ -185,8 +186,7 @@ int dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req);
 /* fec.c: the [fec] section (docs/fec.md) and the `fec` command. */
 int dpqd_fec_conn_conf(const struct dpq_conf *c, struct dpq_conn_conf *cc);
 int dpqd_fec_start(const struct dpq_conf *c);
-int dpqd_fec_apply(struct dpqd *d, uint8_t max_group,
-		const struct dpq_fec_policy *p);
+int dpqd_fec_apply(struct dpqd *d, const struct dpq_conf *c);
 int dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg);
 
 /* Monotonic microseconds. */

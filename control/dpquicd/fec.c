@@ -4,7 +4,7 @@
  * applied to the shards at start and on reload, and the control command
  *
  *   fec                                 show what new connections get
- *   fec policy=P [max_group=N]          set it for new connections
+ *   fec [policy=P] [max_group=N] [spec=LIST]  set it for new connections
  *   fec id=ID policy=P                  set one connection's policy
  *
  * A value set here runs until the next reload, which goes back to the
@@ -24,6 +24,9 @@ int
 dpqd_fec_conn_conf(const struct dpq_conf *c, struct dpq_conn_conf *cc)
 {
 	cc->fec_max_group = (uint8_t)c->fec.max_group;
+	cc->spec_spacing_us = (uint32_t)(c->fec.spec_spacing * 1e6);
+	if (dpq_conn_spec_parse(c->fec.spec_retx, &cc->spec_retx) != 0)
+		return -EINVAL;
 	return dpq_fec_policy_parse(c->fec.policy, &cc->fec);
 }
 
@@ -36,18 +39,19 @@ dpqd_fec_start(const struct dpq_conf *c)
 			"auto");
 }
 
-/* Every shard's defaults for new connections. */
+/* Every shard's defaults for new connections, from c. */
 int
-dpqd_fec_apply(struct dpqd *d, uint8_t max_group,
-		const struct dpq_fec_policy *p)
+dpqd_fec_apply(struct dpqd *d, const struct dpq_conf *c)
 {
+	struct dpq_conn_conf cc = { 0 };
 	unsigned int i;
 	int rc = 0;
 
+	if (dpqd_fec_conn_conf(c, &cc) != 0)
+		return -EINVAL;		/* checked by the config already */
 	for (i = 0; i < d->nshards; i++) {
 		d->sh[i].mb->op = DPQD_OP_FEC;
-		d->sh[i].mb->code = max_group;
-		d->sh[i].mb->fec = *p;
+		d->sh[i].mb->conn = cc;
 		if (dpqd_shardctl_call(d, i, 5000) != 0 && rc == 0)
 			rc = -ETIMEDOUT;
 	}
@@ -79,6 +83,7 @@ show(struct dpq_ctl_req *req, const struct dpq_conf *c)
 	dpq_json_w_ku64(req->reply, "max_group", c->fec.max_group);
 	dpq_json_w_kstr(req->reply, "policy", c->fec.policy);
 	dpq_json_w_kstr(req->reply, "xor", dpq_xor_active->name);
+	dpq_json_w_kstr(req->reply, "spec_retx", c->fec.spec_retx);
 	dpq_json_w_kstr(req->reply, "extension", c->fec.max_group > 0 ?
 			"offered" : "off");
 }
@@ -92,11 +97,13 @@ dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg_)
 	const char *pv = named(req, "policy", pbuf, sizeof(pbuf));
 	const char *gv = named(req, "max_group", gbuf, sizeof(gbuf));
 	const char *iv = named(req, "id", ibuf, sizeof(ibuf));
+	char sbuf[64];
+	const char *sv = named(req, "spec", sbuf, sizeof(sbuf));
 	uint64_t g = d->conf.fec.max_group, h;
 	unsigned int shard;
 	int rc;
 
-	if (pv == NULL && gv == NULL && iv == NULL) {
+	if (pv == NULL && gv == NULL && iv == NULL && sv == NULL) {
 		show(req, &d->conf);
 		return 0;
 	}
@@ -107,7 +114,7 @@ dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg_)
 			DPQ_FEC_GROUP_LIMIT);
 	if (iv != NULL) {
 		/* One connection: its policy from now on. */
-		if (pv == NULL || gv != NULL)
+		if (pv == NULL || gv != NULL || sv != NULL)
 			return dpq_ctl_req_error(req, "fec: with id=ID give "
 				"policy=P only (a connection's max_group was "
 				"announced in its handshake)");
@@ -146,13 +153,16 @@ dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg_)
 	if (gv != NULL && dpq_conf_set(&d->conf, "fec.max-group", gv,
 			DPQ_CONF_CLI, err, sizeof(err)) != 0)
 		return dpq_ctl_req_error(req, "fec: %s", err);
-	dpq_fec_policy_parse(d->conf.fec.policy, &p);
-	if (dpqd_fec_apply(d, (uint8_t)d->conf.fec.max_group, &p) != 0)
+	if (sv != NULL && dpq_conf_set(&d->conf, "fec.spec-retx", sv,
+			DPQ_CONF_CLI, err, sizeof(err)) != 0)
+		return dpq_ctl_req_error(req, "fec: %s", err);
+	if (dpqd_fec_apply(d, &d->conf) != 0)
 		return dpq_ctl_req_error(req, "fec: a shard did not answer; "
 			"the others apply it");
 	DLOG(NOTICE, "XOR-FEC for new connections: max_group %" PRIu64
-		", policy %s (pid %d)\n", d->conf.fec.max_group,
-		d->conf.fec.policy, (int)req->pid);
+		", policy %s, speculative retransmission %s (pid %d)\n",
+		d->conf.fec.max_group, d->conf.fec.policy,
+		d->conf.fec.spec_retx, (int)req->pid);
 	show(req, &d->conf);
 	return 0;
 }

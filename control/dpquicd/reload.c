@@ -165,12 +165,8 @@ dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req)
 	}
 	if (df.log)
 		dpqd_log_apply(&nc);
-	if (df.fec) {
-		struct dpq_fec_policy fp;
-
-		dpq_fec_policy_parse(nc.fec.policy, &fp);
-		dpqd_fec_apply(d, (uint8_t)nc.fec.max_group, &fp);
-	}
+	if (df.fec)
+		dpqd_fec_apply(d, &nc);
 	if (df.retry) {
 		enum dpq_retry_policy p;
 		uint32_t rate;

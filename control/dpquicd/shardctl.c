@@ -104,7 +104,9 @@ run(struct dpqd_shard *s, struct dpqd_mailbox *mb)
 					&mb->info[mb->n++]);
 		break;
 	case DPQD_OP_FEC:
-		dpq_shard_set_fec(s->shard, (uint8_t)mb->code, &mb->fec);
+		dpq_shard_set_fec(s->shard, mb->conn.fec_max_group,
+				&mb->conn.fec, mb->conn.spec_retx,
+				mb->conn.spec_spacing_us);
 		break;
 	case DPQD_OP_FEC_CONN:
 		c = dpq_shard_conn_by_handle(s->shard, mb->handle);

@@ -298,6 +298,7 @@ dpq_conn_destroy(struct dpq_conn *c)
 		c->hs_ops->release(c->hs, c);
 	dpq_conn_streams_free(c);
 	dpq_conn_fec_destroy(c);
+	dpq_conn_spec_destroy(c);
 	dpq_loss_destroy(&c->loss);
 	dpq_conn_keys_free(c);
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
@@ -651,6 +652,8 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		t = dpq_conn_keys_deadline(c);
 	if (dpq_conn_paths_next_timeout(c) < t)
 		t = dpq_conn_paths_next_timeout(c);
+	if (dpq_conn_spec_deadline(c) < t)
+		t = dpq_conn_spec_deadline(c);
 	/* ACK deadlines the builder can act on: not without the space's
 	 * write key nor while the amplification limit blocks every send,
 	 * which only a received datagram lifts (the owner would be woken

@@ -188,7 +188,22 @@ struct dpq_conn_conf {
 	uint8_t fec_max_group;
 	struct dpq_fec_policy fec;
 	uint32_t fec_loss_prior_ppm;
+	/* Speculative retransmission (docs/fec.md §11): DPQ_SPEC_* kinds of
+	 * datagrams sent twice, the copy spec_spacing_us later (0: a
+	 * quarter of the smoothed RTT within 2..20 ms; 5 ms before any RTT
+	 * sample). */
+	uint8_t spec_retx;
+	uint32_t spec_spacing_us;
 };
+
+/* Datagrams speculative retransmission sends twice. */
+#define DPQ_SPEC_HANDSHAKE	0x01	/* Initial/Handshake CRYPTO data */
+#define DPQ_SPEC_TAIL		0x02	/* the last one of a transfer */
+#define DPQ_SPEC_REPAIR		0x04	/* one with an XOR-FEC REPAIR */
+
+/* Parse "off", or a comma list of handshake, tail, repair, all. Returns
+ * 0 and *flags, or -EINVAL. */
+int dpq_conn_spec_parse(const char *s, uint8_t *flags);
 
 /* Everything a connection is created with. */
 struct dpq_conn_init {
@@ -380,6 +395,8 @@ struct dpq_conn_stats {
 	uint64_t fec_unrecoverable;	/* groups that lost two or more */
 	uint64_t fec_peer_recovered;	/* our packets the peer rebuilt */
 	uint32_t fec_loss_ppm;		/* the sender's loss meter */
+	uint64_t spec_sent;		/* speculative copies sent */
+	uint64_t spec_dropped;		/* ... not sent (keys gone, full) */
 	uint16_t cipher_suite;
 	/* Paths (RFC 9000 §8.2, §9). */
 	uint64_t migrations;		/* active path changed */

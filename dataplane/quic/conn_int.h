@@ -278,6 +278,11 @@ struct dpq_conn {
 	struct dpq_fec_policy fec_policy;
 	struct dpq_fec_meter fec_meter;
 	struct dpq_conn_fec *fec;
+	/* Speculative retransmission (conn_spec.c): why the datagram being
+	 * built would be worth a copy (DPQ_SPEC_*), and the copies waiting
+	 * (allocated on first use). */
+	uint8_t spec_why;
+	struct dpq_conn_spec *spec;
 
 	/* Trace hook (trace.h); NULL: off. */
 	dpq_trace_fn *trace;
@@ -285,6 +290,45 @@ struct dpq_conn {
 	uint8_t trace_phase;		/* last reported enum dpq_cc_phase */
 	uint8_t trace_loss_trigger;	/* for losses being reported */
 };
+
+/* Speculative copies (conn_spec.c). */
+#define DPQ_CONN_SPEC_MAX		4
+/* Datagrams of one build burst looked at for copies. */
+#define DPQ_CONN_SPEC_BURST		64
+#define DPQ_CONN_SPEC_MTU		1500
+#define DPQ_CONN_SPEC_SPACING_FIRST	5000	/* us, before an RTT sample */
+#define DPQ_CONN_SPEC_SPACING_MIN	2000
+#define DPQ_CONN_SPEC_SPACING_MAX	20000
+
+struct dpq_spec_copy {
+	uint64_t due;
+	uint16_t len;			/* the datagram, tags included */
+	uint8_t nops;
+	uint8_t why;			/* DPQ_SPEC_* */
+	struct dpq_seal_op ops[DPQ_CONN_MAX_SEAL_OPS];
+	uint16_t off[DPQ_CONN_MAX_SEAL_OPS];	/* of each packet */
+	uint8_t epoch[DPQ_CONN_MAX_SEAL_OPS];
+	uint8_t data[DPQ_CONN_SPEC_MTU];	/* plaintext, as built */
+};
+
+struct dpq_conn_spec {
+	unsigned int n;			/* q[0] is due first */
+	struct dpq_spec_copy q[DPQ_CONN_SPEC_MAX];
+};
+
+void dpq_conn_spec_destroy(struct dpq_conn *c);
+/* A datagram was built (plaintext, before its seal): keep a copy if
+ * c->spec_why says it is worth one and the policy wants it. */
+void dpq_conn_spec_on_built(struct dpq_conn *c, const uint8_t *buf,
+		size_t len, const struct dpq_seal_op *ops, unsigned int nops,
+		uint64_t now);
+/* When the next copy is due (UINT64_MAX: none). */
+uint64_t dpq_conn_spec_deadline(const struct dpq_conn *c);
+/* A due copy into buf with its seal ops (at most allow bytes: the
+ * amplification limit); returns its length or 0. */
+size_t dpq_conn_spec_take(struct dpq_conn *c, uint8_t *buf, size_t cap,
+		size_t allow, struct dpq_seal_op *ops, unsigned int *nops,
+		uint64_t now);
 
 /* Member payloads and REPAIR data areas of one burst, for the XOR pass. */
 #define DPQ_CONN_FEC_SEGS	64

@@ -44,6 +44,7 @@ struct pkt_build {
 	/* A probe on a path other than the active one: neither in flight
 	 * nor an RTT sample (RFC 9000 §9.4). */
 	bool off_path;
+	bool stream_data;	/* a STREAM frame went in */
 	/* Last: begin_packet() clears everything before it. */
 	struct dpq_sent_rec recs[DPQ_SENTMAP_MAX_RECS];
 };
@@ -167,6 +168,8 @@ write_crypto(struct dpq_conn *c, struct pkt_build *b)
 		dpq_sendbuf_copy(sb, off, b->p, len);
 		b->p += len;
 		dpq_sendbuf_on_sent(sb, off, len, false);
+		if (b->e != DPQ_EPOCH_1RTT)
+			c->spec_why |= DPQ_SPEC_HANDSHAKE;
 		r = rec_add(b, DPQ_SENT_REC_CRYPTO);
 		r->crypto.off = off;
 		r->len = (uint32_t)len;
@@ -388,6 +391,7 @@ write_stream_data(struct dpq_conn *c, struct pkt_build *b,
 			return false;
 		dpq_stream_copy(s, off, b->p, len);
 		b->p += len;
+		b->stream_data = true;
 		dpq_stream_on_data_sent(s, &c->tx_fc, off, len, fin);
 		c->stats.stream_bytes_sent += len;
 		r = rec_add(b, DPQ_SENT_REC_STREAM);
@@ -499,6 +503,8 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 			return false;
 		b->p = q;
 		if (repair) {
+			if (count > 0)
+				c->spec_why |= DPQ_SPEC_REPAIR;
 			r = rec_add(b, DPQ_SENT_REC_FEC_REPAIR);
 			r->fec_repair.first_pn = first;
 			r->fec_repair.count = count;
@@ -676,9 +682,13 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	pad_packet(&b, min_len);
 	len = finish_packet(c, &b, op, true, now);
 	/* Nothing more to send: a transfer's tail, whose loss would cost a
-	 * probe timeout; its XOR-FEC group's REPAIR goes now. */
-	if (e == DPQ_EPOCH_1RTT && !b.cc_blocked && c->sendq == NULL)
+	 * probe timeout; its XOR-FEC group's REPAIR goes now, and the
+	 * datagram is worth a speculative copy. */
+	if (e == DPQ_EPOCH_1RTT && !b.cc_blocked && c->sendq == NULL) {
 		dpq_conn_fec_on_idle(c);
+		if (b.stream_data)
+			c->spec_why |= DPQ_SPEC_TAIL;
+	}
 	return len;
 }
 
@@ -802,6 +812,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 
 		if (!c->close_pending)
 			return 0;
+		c->spec_why = 0;	/* no copies of a close */
 		n = build_close(c, buf, limit, ops, nops, now);
 		if (n <= 0)
 			return 0;
@@ -810,6 +821,14 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		return (size_t)n;
 	}
 
+	/* A speculative copy that is due goes before anything new. */
+	off = dpq_conn_spec_take(c, buf, cap, limit, ops, nops, now);
+	if (off > 0) {
+		dpq_conn_path_on_sent(c, path, off, now);
+		c->stats.bytes_sent += off;
+		return off;
+	}
+	c->spec_why = 0;
 	for (i = 0; i < 3 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
 		enum dpq_epoch e = order[i];
 		size_t n;
@@ -848,7 +867,11 @@ int
 dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 		unsigned int n, struct dpq_seal_op *ops, uint64_t now)
 {
-	unsigned int k = 0, nops = 0, i;
+	unsigned int k = 0, nops = 0, i, first = 0;
+	/* Datagrams worth a speculative copy (DPQ_SPEC_*), and where their
+	 * seal ops start: copied after the FEC pass filled their REPAIRs. */
+	uint8_t why[DPQ_CONN_SPEC_BURST];
+	unsigned int why_op[DPQ_CONN_SPEC_BURST];
 
 	if (c == NULL || (n > 0 && (d == NULL || ops == NULL)))
 		return -EINVAL;
@@ -880,6 +903,7 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 		nops++;
 		k++;
 	}
+	first = k;
 	while (k < n) {
 		unsigned int m = 0;
 		size_t len;
@@ -888,6 +912,11 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 				now);
 		if (len == 0)
 			break;
+		if (k - first < DPQ_CONN_SPEC_BURST) {
+			why[k - first] = c->spec_why;
+			why_op[k - first] = nops;
+		}
+		c->spec_why = 0;
 		d[k].len = (uint16_t)len;
 		d[k].nops = (uint8_t)m;
 		d[k].ecn = 0;
@@ -897,8 +926,16 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 	}
 	/* The burst's packets are in ops[0..nops), still plaintext: the
 	 * XOR-FEC pass runs once over all of them, before the caller seals
-	 * (probes on other paths take no part). */
+	 * (probes on other paths take no part); then the plaintexts of the
+	 * datagrams worth sending twice are kept (conn_spec.c). */
 	dpq_conn_fec_pass(c);
+	for (i = first; i < k && i - first < DPQ_CONN_SPEC_BURST; i++) {
+		if (why[i - first] == 0)
+			continue;
+		c->spec_why = why[i - first];
+		dpq_conn_spec_on_built(c, d[i].buf, d[i].len,
+				&ops[why_op[i - first]], d[i].nops, now);
+	}
 	return (int)k;
 }
 
@@ -926,7 +963,8 @@ dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 		return false;
 	if (c->state == DPQ_CONN_CLOSING)
 		return c->close_pending;
-	return epoch_has_data(c, DPQ_EPOCH_INITIAL, now) ||
+	return dpq_conn_spec_deadline(c) <= now ||
+		epoch_has_data(c, DPQ_EPOCH_INITIAL, now) ||
 		epoch_has_data(c, DPQ_EPOCH_HANDSHAKE, now) ||
 		epoch_has_data(c, DPQ_EPOCH_1RTT, now);
 }

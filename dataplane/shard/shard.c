@@ -105,10 +105,13 @@ _Static_assert(DPQ_AF_INET == AF_INET && DPQ_AF_INET6 == AF_INET6,
 
 void
 dpq_shard_set_fec(struct dpq_shard *s, uint8_t max_group,
-		const struct dpq_fec_policy *p)
+		const struct dpq_fec_policy *p, uint8_t spec_retx,
+		uint32_t spec_spacing_us)
 {
 	s->conf.conn.fec_max_group = max_group;
 	s->conf.conn.fec = *p;
+	s->conf.conn.spec_retx = spec_retx;
+	s->conf.conn.spec_spacing_us = spec_spacing_us;
 }
 
 uint64_t

@@ -115,10 +115,12 @@ int dpq_shard_create(const struct dpq_shard_conf *conf,
 void dpq_shard_destroy(struct dpq_shard *s);
 
 /* XOR-FEC settings of the connections created from now on (docs/fec.md):
- * the largest group they accept (0: extension off) and what they send.
+ * the largest group they accept (0: extension off), what they send, and
+ * speculative retransmission (DPQ_SPEC_*, spacing in us, 0: automatic).
  * Shard thread only (the daemon's mailbox). */
 void dpq_shard_set_fec(struct dpq_shard *s, uint8_t max_group,
-		const struct dpq_fec_policy *p);
+		const struct dpq_fec_policy *p, uint8_t spec_retx,
+		uint32_t spec_spacing_us);
 
 /* Server: the listener that decides about unknown CIDs (set before the
  * first poll; it uses this shard's crypto context). */

@@ -5,11 +5,13 @@
 # port in a namespace, its [fec] config section, dpquic-client over kernel
 # UDP in the namespace, and random loss toward the client from iptables.
 #   A. a file fetched through 3% loss: the client rebuilds packets from
-#      repairs (its report says so), sha256 matches, and the daemon's
-#      connection listing shows the repairs it sent;
+#      repairs (its report says so) and sends speculative copies
+#      (--spec all), sha256 matches, and the daemon's connection listing
+#      shows the repairs it sent;
 #   B. `dpquic-client --fec none`: the extension is not negotiated
 #      (no "fec" line, no "fec" object in the listing), fetch still ok;
-#   C. `dpquic-ctl fec`: shows the settings; sets policy and max_group for
+#   C. `dpquic-ctl fec`: shows the settings; sets policy, max_group and
+#      speculative retransmission for
 #      new connections; refuses bad values with a reason; `fec id=ID
 #      policy=P` changes one connection; a reload goes back to the file;
 #   D. bad [fec] values in the file and options: exit 2 with the key named.
@@ -92,7 +94,7 @@ start_dpquicd_tap PD "$NS" dpqf0 "$DADDR" "$KADDR" 24 "$TMP/d.log" 0,1 \
 	-- -c "$CONF"
 ip netns exec "$NS" iptables -A INPUT -p udp --sport 4433 \
 	-m statistic --mode random --probability 0.03 -j DROP
-if client a "$DADDR:4433" /f3m && sha_ok a f3m; then
+if client a --spec all "$DADDR:4433" /f3m && sha_ok a f3m; then
 	ok "A: 3 MB through 3% loss, sha256 matches"
 else
 	fail "A: fetch: $(tail -3 "$TMP/a.err") $(tail -3 "$TMP/a.out")"
@@ -103,9 +105,14 @@ if [ -n "$rebuilt" ] && [ "$rebuilt" -gt 0 ]; then
 else
 	fail "A: no packet rebuilt: $(cat "$TMP/a.out")"
 fi
+if grep -q '^spec copies_sent [1-9]' "$TMP/a.out"; then
+	ok "A: --spec all: the client sent speculative copies"
+else
+	fail "A: no speculative copies: $(cat "$TMP/a.out")"
+fi
 ip netns exec "$NS" iptables -F INPUT
 # The listing of a connection in progress shows the repairs sent.
-ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 60 "$DADDR:4433" /big \
+ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 60 "$DADDR:4433" /big /big /big /big /big /big \
 	> "$TMP/bg.out" 2>&1 &
 BGC=$!
 seen=
@@ -146,6 +153,16 @@ elif grep -q 'expected off, fixed' "$TMP/fec3.json"; then
 	ok "C: policy fixed:70 refused with the allowed values"
 else
 	fail "C: fixed:70: $(cat "$TMP/fec3.json")"
+fi
+ctl fec spec=handshake,tail > "$TMP/fec3b.json"
+check_json "$TMP/fec3b.json" "s['spec_retx'] == 'handshake,tail'" \
+	"C: \`fec spec=handshake,tail\` sets speculative retransmission"
+if ctl fec spec=sometimes > "$TMP/fec3c.json" 2>&1; then
+	fail "C: spec=sometimes accepted"
+else
+	grep -q 'handshake, tail, repair' "$TMP/fec3c.json" &&
+		ok "C: spec=sometimes refused with the allowed values" ||
+		fail "C: spec=sometimes: $(cat "$TMP/fec3c.json")"
 fi
 ctl fec max_group=0 > "$TMP/fec4.json"
 check_json "$TMP/fec4.json" "s['extension'] == 'off'" \

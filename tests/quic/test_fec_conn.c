@@ -12,8 +12,13 @@
  *  - random loss: byte-exact transfers, fewer retransmissions;
  *  - adaptive policy: nothing sent on a clean path, on under loss;
  *  - hostile frames: extension frames when not negotiated, groups above
- *    what we accept, REPAIR outside 1-RTT.
+ *    what we accept, REPAIR outside 1-RTT;
+ *  - speculative retransmission: a lost ClientHello, a lost last
+ *    datagram, a lost FIN and its REPAIR cost the copy's spacing, not a
+ *    probe timeout or a round trip; copies equal the originals (the
+ *    peer sees duplicates, not new packets).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -570,6 +575,185 @@ test_hostile_frames(void **state)
 	}
 }
 
+/* ---- speculative retransmission ------------------------------------------ */
+
+static void
+test_spec_parse(void **state)
+{
+	uint8_t f = 0xff;
+
+	(void)state;
+	assert_int_equal(dpq_conn_spec_parse("off", &f), 0);
+	assert_int_equal(f, 0);
+	assert_int_equal(dpq_conn_spec_parse("handshake,repair", &f), 0);
+	assert_int_equal(f, DPQ_SPEC_HANDSHAKE | DPQ_SPEC_REPAIR);
+	assert_int_equal(dpq_conn_spec_parse("all", &f), 0);
+	assert_int_equal(f, DPQ_SPEC_HANDSHAKE | DPQ_SPEC_TAIL |
+			DPQ_SPEC_REPAIR);
+	f = 3;
+	assert_int_equal(dpq_conn_spec_parse("tail,", &f), -EINVAL);
+	assert_int_equal(dpq_conn_spec_parse("", &f), -EINVAL);
+	assert_int_equal(dpq_conn_spec_parse(",tail", &f), -EINVAL);
+	assert_int_equal(dpq_conn_spec_parse("tails", &f), -EINVAL);
+	assert_int_equal(dpq_conn_spec_parse("off,tail", &f), -EINVAL);
+	assert_int_equal(dpq_conn_spec_parse(NULL, &f), -EINVAL);
+	assert_int_equal(f, 3);
+}
+
+/* Handshake time with the ClientHello's datagram lost once. */
+static uint64_t
+hello_lost(uint8_t spec, struct dpq_conn_stats *cs)
+{
+	struct pair p;
+	struct dl d;
+	uint64_t t0, t = UINT64_MAX;
+
+	setup(&p, &d, 1000, 41, 0, 0, 0);
+	p.cconf.spec_retx = spec;
+	p.c2s.drop_mask = 1;
+	pair_start(&p);
+	t0 = p.now;
+	if (pair_run(&p, server_up, NULL, 10000000))
+		t = p.now - t0;
+	assert_true(pair_run(&p, dl_done, &d, 10000000));
+	stats(p.client, cs);
+	/* The server saw one Initial: the copy (the original was lost). */
+	pair_free(&p);
+	return t;
+}
+
+static void
+test_spec_handshake(void **state)
+{
+	struct dpq_conn_stats cs, cs0;
+	uint64_t t_spec, t_off;
+
+	(void)state;
+	t_spec = hello_lost(DPQ_SPEC_HANDSHAKE, &cs);
+	t_off = hello_lost(0, &cs0);
+	print_message("ClientHello lost: handshake confirmed after %.1f ms "
+			"with a copy 5 ms later, %.1f ms without\n",
+			t_spec / 1e3, t_off / 1e3);
+	assert_true(cs.spec_sent >= 1);
+	assert_int_equal(cs0.spec_sent, 0);
+	/* RTT 20 ms: the copy adds its 5 ms spacing; without it the
+	 * client waits for its probe timeout (about 1 s). */
+	assert_true(t_spec < 100000);
+	assert_true(t_off > 900000);
+}
+
+/* A download whose last datagram(s) are lost once: drop_fin drops the
+ * FIN's; with also_next, the datagram right after it too (the REPAIR). */
+struct drop2 {
+	struct dropper x;
+	bool also_next, armed_next;
+	unsigned int fin_dgrams;
+};
+
+static void
+drop_fin_then_next(void *ctx, const struct dpq_trace_ev *ev)
+{
+	struct drop2 *y = ctx;
+
+	if (ev->type != DPQ_TRACE_PACKET_SENT || ev->epoch != DPQ_EPOCH_1RTT)
+		return;
+	if (y->armed_next) {
+		y->armed_next = false;
+		y->x.link->drop_next = true;
+		return;
+	}
+	if (!y->x.dropped) {
+		drop_fin(&y->x, ev);
+		if (y->x.dropped && y->also_next)
+			y->armed_next = true;
+	}
+}
+
+static uint64_t
+tail_run(uint8_t spec, bool fec, bool also_next, struct dpq_conn_stats *cs,
+		struct dpq_conn_stats *ss)
+{
+	struct drop2 y;
+	struct pair p;
+	struct dl d;
+	uint64_t t0, t;
+
+	setup(&p, &d, 40000, 43, 0, fec ? 16 : 0, fec ? 16 : 0);
+	p.sconf.fec = (struct dpq_fec_policy){ DPQ_FEC_FIXED, 8, 8 };
+	p.sconf.spec_retx = spec;
+	memset(&y, 0, sizeof(y));
+	y.x.p = &p;
+	y.x.link = &p.s2c;
+	y.x.fin_off = d.size;
+	y.also_next = also_next;
+	pair_start(&p);
+	assert_true(pair_run(&p, server_up, NULL, 10000000));
+	dpq_conn_set_trace(p.server, drop_fin_then_next, &y);
+	t0 = p.now;
+	assert_true(pair_run(&p, dl_done, &d, 60000000));
+	assert_false(d.bad);
+	assert_int_equal(d.got, d.size);
+	assert_true(y.x.dropped);
+	t = d.done_at - t0;
+	pair_run(&p, NULL, NULL, 200000);
+	stats(p.client, cs);
+	stats(p.server, ss);
+	pair_free(&p);
+	return t;
+}
+
+static void
+test_spec_tail_and_repair(void **state)
+{
+	struct dpq_conn_stats cs, ss;
+	uint64_t t_base, t_base_fec, t_tail, t_off, t_rep, t_norep;
+	int fec;
+
+	(void)state;
+	/* References: nothing lost, without and with FEC (its repairs and
+	 * reserve can push a transfer past the initial window: a round
+	 * trip more). */
+	for (fec = 0; fec < 2; fec++) {
+		struct pair p;
+		struct dl d;
+		uint64_t t0;
+
+		setup(&p, &d, 40000, 43, 0, fec ? 16 : 0, fec ? 16 : 0);
+		p.sconf.fec = (struct dpq_fec_policy){ DPQ_FEC_FIXED, 8, 8 };
+		pair_start(&p);
+		assert_true(pair_run(&p, server_up, NULL, 10000000));
+		t0 = p.now;
+		assert_true(pair_run(&p, dl_done, &d, 60000000));
+		if (fec)
+			t_base_fec = d.done_at - t0;
+		else
+			t_base = d.done_at - t0;
+		pair_free(&p);
+	}
+	/* The last datagram lost: its copy, 2..20 ms later, carries it. */
+	t_tail = tail_run(DPQ_SPEC_TAIL, false, false, &cs, &ss);
+	assert_true(ss.spec_sent >= 1);
+	assert_int_equal(ss.pkts_lost, 0);	/* nothing re-sent */
+	t_off = tail_run(0, false, false, &cs, &ss);
+	assert_true(ss.pkts_lost >= 1);
+	/* FEC: the FIN and its REPAIR lost; the REPAIR's copy rebuilds. */
+	t_rep = tail_run(DPQ_SPEC_REPAIR, true, true, &cs, &ss);
+	assert_int_equal(cs.fec_recovered, 1);
+	assert_true(ss.spec_sent >= 1);
+	t_norep = tail_run(0, true, true, &cs, &ss);
+	assert_int_equal(cs.fec_recovered, 0);
+	print_message("last datagram lost: done after %.1f ms with a tail "
+			"copy, %.1f ms without (%.1f ms if nothing is lost); "
+			"FIN and REPAIR lost: %.1f ms with a REPAIR copy, "
+			"%.1f ms without (%.1f ms if nothing is lost)\n",
+			t_tail / 1e3, t_off / 1e3, t_base / 1e3, t_rep / 1e3,
+			t_norep / 1e3, t_base_fec / 1e3);
+	assert_true(t_tail <= t_base + DPQ_CONN_SPEC_SPACING_MAX);
+	assert_true(t_tail + 10000 < t_off);
+	assert_true(t_rep <= t_base_fec + DPQ_CONN_SPEC_SPACING_MAX);
+	assert_true(t_rep + 10000 < t_norep);
+}
+
 int
 main(void)
 {
@@ -580,6 +764,9 @@ main(void)
 		cmocka_unit_test(test_random_loss),
 		cmocka_unit_test(test_adaptive),
 		cmocka_unit_test(test_hostile_frames),
+		cmocka_unit_test(test_spec_parse),
+		cmocka_unit_test(test_spec_handshake),
+		cmocka_unit_test(test_spec_tail_and_repair),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
