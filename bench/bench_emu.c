@@ -8,6 +8,8 @@
  *   hol     head-of-line blocking: 10 concurrent streams at 2% loss,
  *           per-stream completion times, beside the same bytes on one
  *           stream (when each tenth of it was delivered in order)
+ *   pacing  loss rate and goodput through a shallow-buffer bottleneck,
+ *           pacing on and off, for each congestion controller
  *
  * --csv prints machine-readable lines too (bench/bench_loss.sh puts the
  * kernel TCP figures measured through dpq-linkem beside them).
@@ -246,11 +248,83 @@ bench_hol(void)
 	return bench_hol_one(100000, 10 * MS);
 }
 
+/* ---- pacing ---------------------------------------------------------------- */
+
+/*
+ * A shallow buffer: 100 Mbit/s, 20 ms RTT (BDP 250 kB), a 15 kB queue
+ * (ten full packets). An unpaced sender's window leaves in line-rate
+ * bursts that overflow it; a paced one spreads them over the RTT. No
+ * random loss: every loss is a queue overflow. Loss rate = data-direction
+ * datagrams dropped by the queue / datagrams offered. 100 MB so that the
+ * end of slow start does not dominate.
+ */
+static int
+bench_pacing(void)
+{
+#ifndef DPQ_HAVE_NO_PACING
+	fprintf(stderr, "dpq-bench-emu: pacing: this tree has no per-connection "
+			"pacing switch (struct dpq_conn_conf.no_pacing)\n");
+	return 2;
+#else
+	const char *spec = "delay=10ms,jitter=200us,rate=100mbit,queue=15kb";
+	const uint64_t bytes = quick ? 20000000 : 100000000;
+	const struct dpq_cc_ops *ops;
+	double cpu = 0;
+	unsigned int k, p;
+	size_t ci;
+
+	printf("pacing: %s, %.0f MB download, median of %u seeds\n\n",
+			spec, (double)bytes / 1e6, seeds);
+	printf("%-8s | %-23s | %-23s | %s\n", "", "pacing on", "pacing off",
+			"loss off/on");
+	printf("%-8s | %10s %12s | %10s %12s |\n", "cc", "loss %", "Mbit/s",
+			"loss %", "Mbit/s");
+	for (ci = 0; (ops = dpq_cc_get(ci)) != NULL; ci++) {
+		double loss[2], good[2];
+
+		for (p = 0; p < 2; p++) {
+			double l[MAX_SEEDS], g[MAX_SEEDS];
+			unsigned int ok = 0;
+
+			for (k = 0; k < seeds; k++) {
+				struct dpq_sim_conf c;
+				struct dpq_sim_xfer x = { .bytes = bytes,
+					.streams = 1, .max_ns = 600 * SEC };
+				struct dpq_sim_xfer_result r;
+
+				link_conf(&c, spec, k + 1);
+				c.client.cc_name = c.server.cc_name = ops->name;
+				c.client.no_pacing = c.server.no_pacing = p;
+				dpq_sim_transfer(&c, &x, &r);
+				cpu += r.cpu_s;
+				if (!r.ok)
+					continue;
+				l[ok] = 100.0 * (double)r.s2c.dropped[
+					DPQ_LINKEM_DROP_QUEUE] /
+					(double)(r.s2c.offered ? r.s2c.offered : 1);
+				g[ok++] = r.goodput_bps / 1e6;
+			}
+			loss[p] = median(l, ok);
+			good[p] = median(g, ok);
+			if (ok < seeds)
+				printf("(%s, pacing %s: %u runs did not "
+						"finish)\n", ops->name,
+						p ? "off" : "on", seeds - ok);
+		}
+		printf("%-8s | %10.3f %12.1f | %10.3f %12.1f | %.1fx\n",
+				ops->name, loss[0], good[0], loss[1], good[1],
+				loss[0] > 0 ? loss[1] / loss[0] : 0);
+	}
+	printf("\n(%.1f s CPU)\n", cpu);
+	return 0;
+#endif
+}
+
 static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: dpq-bench-emu [--seeds N] [--quick] [--csv] "
-			"loss|hol|all\n");
+			"loss|hol|pacing|all\n");
 }
 
 int
@@ -300,10 +374,14 @@ main(int argc, char **argv)
 		return bench_loss();
 	if (strcmp(what, "hol") == 0)
 		return bench_hol();
+	if (strcmp(what, "pacing") == 0)
+		return bench_pacing();
 	if (strcmp(what, "all") == 0) {
 		bench_loss();
 		printf("\n");
-		return bench_hol();
+		bench_hol();
+		printf("\n");
+		return bench_pacing();
 	}
 	usage(stderr);
 	return 2;
