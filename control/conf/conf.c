@@ -147,14 +147,15 @@ dpq_conf_check_retry(const char *val, char *err, size_t n)
 {
 	uint64_t rate;
 
-	if (strcmp(val, "never") == 0 || strcmp(val, "always") == 0)
+	if (strcmp(val, "auto") == 0 || strcmp(val, "never") == 0 ||
+	    strcmp(val, "always") == 0)
 		return 0;
 	if (strncmp(val, "rate:", 5) == 0 &&
 	    dpq_conf_parse_u64(val + 5, &rate) == 0 && rate >= 1 &&
 	    rate <= UINT32_MAX)
 		return 0;
-	seterr(err, n, "expected never, always or rate:N (N new connections "
-		"per second before Retry, 1..%u)", UINT32_MAX);
+	seterr(err, n, "expected auto, never, always or rate:N (N new "
+		"connections per second before Retry, 1..%u)", UINT32_MAX);
 	return -EINVAL;
 }
 

@@ -75,9 +75,10 @@ static const struct dpq_conf_key server_keys[] = {
 	  .off = S(shards), .min = 1, .max = 16, .def = "1", .arg = "N",
 	  .help = "dataplane shards, one lcore and one port queue each" },
 	{ .name = "retry", .opt = "retry", .type = DPQ_CONF_STR,
-	  .off = S(retry), .check = check_retry, .def = "never",
-	  .arg = "POLICY", .help = "Retry: never | always | rate:N new "
-	  "connections/s" },
+	  .off = S(retry), .check = check_retry, .def = "auto",
+	  .arg = "POLICY", .help = "Retry: auto (while many handshakes are "
+	  "half-open) | never | always | rate:N new connections/s (or auto's "
+	  "trigger)" },
 	{ .name = "allow-no-rss", .opt = "allow-no-rss", .type = DPQ_CONF_BOOL,
 	  .off = S(allow_no_rss), .flags = DPQ_CONF_F_FLAG, .def = "false",
 	  .help = "several queues on a device without RSS" },

@@ -142,6 +142,10 @@ cmd_stats(struct dpq_ctl_req *req, void *arg_)
 		dpq_json_w_ku64(w, "drops_tx", st.tx_refused +
 				st.tx_alloc_fail + st.tx_seal_fail);
 		dpq_json_w_ku64(w, "closed_idle", st.closed_idle);
+		dpq_json_w_ku64(w, "closed_handshake_timeout",
+				st.closed_handshake_timeout);
+		dpq_json_w_ku64(w, "halfopen", st.halfopen);
+		dpq_json_w_ku64(w, "conns_evicted", st.conns_evicted);
 		dpq_json_w_ku64(w, "closed_by_peer", st.closed_by_peer);
 		dpq_json_w_ku64(w, "closed_app", st.closed_app);
 		dpq_json_w_ku64(w, "closed_error", st.closed_error);
@@ -173,6 +177,9 @@ cmd_stats(struct dpq_ctl_req *req, void *arg_)
 			if (ls->outcome[k] != 0)
 				dpq_json_w_ku64(w, dpq_listen_outcome_str(k),
 						ls->outcome[k]);
+		if (ls->retry_halfopen != 0)
+			dpq_json_w_ku64(w, "retry_halfopen",
+					ls->retry_halfopen);
 		dpq_json_w_obj_end(w);
 		/* hq-interop answers: 200 (whole file), 403, 404, ... */
 		as = dpq_app_env_stats(d->sh[i].apps);

@@ -155,7 +155,9 @@ dpqd_retry_parse(const char *s, enum dpq_retry_policy *p, uint32_t *rate)
 	uint64_t r = 0;
 
 	*rate = 0;
-	if (strcmp(s, "always") == 0) {
+	if (strcmp(s, "auto") == 0) {
+		*p = DPQ_RETRY_AUTO;
+	} else if (strcmp(s, "always") == 0) {
 		*p = DPQ_RETRY_ALWAYS;
 	} else if (strncmp(s, "rate:", 5) == 0 &&
 		   dpq_conf_parse_u64(s + 5, &r) == 0) {

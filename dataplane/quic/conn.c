@@ -60,6 +60,7 @@ conf_defaults(struct dpq_conn_conf *d, const struct dpq_conn_conf *s)
 #define DEF(f, v) do { if (d->f == 0) d->f = (v); } while (0)
 	DEF(version, DPQ_VERSION_1);
 	DEF(idle_timeout_ms, 30000);
+	DEF(handshake_timeout_ms, DPQ_CONN_HANDSHAKE_TIMEOUT_MS);
 	DEF(max_data, 1 << 20);
 	DEF(max_data_max, 64 << 20);
 	DEF(max_stream_data, 256 << 10);
@@ -78,6 +79,8 @@ conf_defaults(struct dpq_conn_conf *d, const struct dpq_conn_conf *s)
 	/* Keep ms * 1000 inside 64 bits (a year is plenty). */
 	if (d->idle_timeout_ms > 365ull * 86400 * 1000)
 		d->idle_timeout_ms = 365ull * 86400 * 1000;
+	if (d->handshake_timeout_ms > d->idle_timeout_ms)
+		d->handshake_timeout_ms = d->idle_timeout_ms;
 	if (d->max_udp_payload < DPQ_MIN_INITIAL_DATAGRAM)
 		d->max_udp_payload = DPQ_MIN_INITIAL_DATAGRAM;
 }
@@ -268,6 +271,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 
 	c->idle_timeout_us = c->conf.idle_timeout_ms * 1000;
 	c->idle_deadline = in->now + c->idle_timeout_us;
+	c->hs_deadline = in->now + c->conf.handshake_timeout_ms * 1000;
 	c->close_deadline = UINT64_MAX;
 	*out = c;
 	return 0;
@@ -646,6 +650,8 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		return c->close_deadline;
 	if (c->idle_timeout_us != 0)
 		t = c->idle_deadline;
+	if (!c->hs_complete && c->hs_deadline < t)
+		t = c->hs_deadline;
 	if (dpq_loss_deadline(&c->loss) < t)
 		t = dpq_loss_deadline(&c->loss);
 	if (dpq_conn_keys_deadline(c) < t)
@@ -700,6 +706,16 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 		c->close.error_code = DPQ_TE_NO_ERROR;
 		snprintf(c->close.reason, sizeof(c->close.reason),
 				"idle timeout");
+		dpq_conn_set_state(c, DPQ_CONN_CLOSED);
+		return;
+	}
+	if (!c->hs_complete && now >= c->hs_deadline) {
+		/* Like an idle timeout: the peer gets no frame (a half-open
+		 * connection's peer may not even exist, RFC 9000 §21.1). */
+		c->close.handshake_timeout = true;
+		c->close.error_code = DPQ_TE_NO_ERROR;
+		snprintf(c->close.reason, sizeof(c->close.reason),
+				"handshake timeout");
 		dpq_conn_set_state(c, DPQ_CONN_CLOSED);
 		return;
 	}

@@ -147,11 +147,19 @@ struct dpq_app_ops {
 	void (*on_closed)(struct dpq_conn *c);
 };
 
+/* Default handshake deadline (struct dpq_conn_conf). */
+#define DPQ_CONN_HANDSHAKE_TIMEOUT_MS	10000
+
 /* Limits we announce (our transport parameters) and local policy. */
 struct dpq_conn_conf {
 	enum dpq_role role;
 	uint32_t version;		/* 0: DPQ_VERSION_1 */
 	uint64_t idle_timeout_ms;	/* max_idle_timeout; 0: 30000 */
+	/* A handshake not complete this long after creation ends the
+	 * connection silently (0: DPQ_CONN_HANDSHAKE_TIMEOUT_MS; at most
+	 * the idle timeout): a half-open connection holds a server's slot
+	 * and TLS state for seconds, not for the idle timeout. */
+	uint64_t handshake_timeout_ms;
 	uint64_t max_data;		/* initial_max_data; 0: 1 MiB */
 	uint64_t max_data_max;		/* auto-tuning cap; 0: 64 MiB */
 	uint64_t max_stream_data;	/* per stream; 0: 256 KiB */
@@ -369,6 +377,7 @@ struct dpq_conn_close_info {
 	bool app;		/* application error (0x1d) */
 	bool remote;		/* the peer closed */
 	bool idle;		/* idle timeout, no frame */
+	bool handshake_timeout;	/* handshake deadline passed, no frame */
 	char reason[128];
 };
 /* Why the connection closes (valid from CLOSING/DRAINING/CLOSED). */

@@ -235,6 +235,7 @@ struct dpq_conn {
 
 	/* Timers and closing. */
 	uint64_t idle_deadline;
+	uint64_t hs_deadline;		/* until the handshake completes */
 	uint64_t close_deadline;	/* end of closing/draining */
 	bool close_pending;		/* CONNECTION_CLOSE to send */
 	bool close_sent_once;

@@ -23,6 +23,7 @@ struct dpq_listener {
 	struct dpq_crypto *cc;
 	struct dpq_rand rnd;
 	struct dpq_tokens *tokens;
+	struct dpq_halfopen *halfopen;	/* NULL until set_slots */
 	struct dpq_bucket retry_bucket;
 	struct dpq_bucket reply_bucket;
 	struct dpq_listener_stats stats;
@@ -75,7 +76,7 @@ dpq_listener_cfg_default(struct dpq_listener_cfg *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	dpq_cid_cfg_default(&cfg->cid);
 	cfg->shard = 0;
-	cfg->retry = DPQ_RETRY_NEVER;
+	cfg->retry = DPQ_RETRY_AUTO;
 	cfg->retry_rate = 1000;
 	cfg->retry_burst = 100;
 	cfg->stateless_reset = true;
@@ -84,6 +85,7 @@ dpq_listener_cfg_default(struct dpq_listener_cfg *cfg)
 	cfg->versions[0] = DPQ_VERSION_1;
 	cfg->n_versions = 1;
 	dpq_token_cfg_default(&cfg->token);
+	dpq_halfopen_cfg_default(&cfg->halfopen);
 }
 
 static const char *const outcome_names[DPQ_LO_COUNT] = {
@@ -124,7 +126,7 @@ dpq_listener_create(const struct dpq_listener_cfg *cfg, struct dpq_crypto *cc,
 
 	if (cfg == NULL || cc == NULL || rnd == NULL || rnd->fill == NULL ||
 			dpq_cid_cfg_check(&cfg->cid) != 0 ||
-			cfg->retry > DPQ_RETRY_RATE ||
+			cfg->retry > DPQ_RETRY_AUTO ||
 			cfg->sreset_key_len < DPQ_SRESET_KEY_MIN ||
 			cfg->sreset_key_len > DPQ_SRESET_KEY_MAX ||
 			cfg->n_versions < 1 ||
@@ -159,6 +161,7 @@ dpq_listener_destroy(struct dpq_listener *l)
 	if (l == NULL)
 		return;
 	dpq_tokens_destroy(l->tokens);
+	dpq_halfopen_destroy(l->halfopen);
 	explicit_bzero(l->cfg.sreset_key, sizeof(l->cfg.sreset_key));
 	dpq_pp_key_destroy(&l->close_key);
 	free(l);
@@ -171,6 +174,27 @@ dpq_listener_set_token_key(struct dpq_listener *l, uint8_t key_id,
 	if (l == NULL)
 		return -EINVAL;
 	return dpq_tokens_set_key(l->tokens, key_id, key);
+}
+
+int
+dpq_listener_set_slots(struct dpq_listener *l, uint32_t nslots)
+{
+	struct dpq_halfopen *h;
+
+	if (l == NULL)
+		return -EINVAL;
+	h = dpq_halfopen_create(&l->cfg.halfopen, nslots, &l->rnd);
+	if (h == NULL)
+		return -errno;
+	dpq_halfopen_destroy(l->halfopen);
+	l->halfopen = h;
+	return 0;
+}
+
+struct dpq_halfopen *
+dpq_listener_halfopen(struct dpq_listener *l)
+{
+	return l == NULL ? NULL : l->halfopen;
 }
 
 struct dpq_tokens *
@@ -431,7 +455,16 @@ on_initial(struct dpq_listener *l, const struct dpq_pkt_hdr *h, size_t len,
 	case DPQ_RETRY_ALWAYS:
 		return send_retry(l, h, peer, now, out);
 	case DPQ_RETRY_RATE:
-		if (!dpq_bucket_take(&l->retry_bucket, now))
+	case DPQ_RETRY_AUTO:
+		/* Many half-open connections: new clients prove their
+		 * address first (§8.1.2), which a spoofed flood cannot. */
+		if (l->halfopen != NULL &&
+		    dpq_halfopen_retry_wanted(l->halfopen)) {
+			l->stats.retry_halfopen++;
+			return send_retry(l, h, peer, now, out);
+		}
+		if (l->cfg.retry == DPQ_RETRY_RATE &&
+		    !dpq_bucket_take(&l->retry_bucket, now))
 			return send_retry(l, h, peer, now, out);
 		break;
 	case DPQ_RETRY_NEVER:

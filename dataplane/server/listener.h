@@ -15,7 +15,9 @@
  *   Initial with a NEW_TOKEN token valid: ACCEPT without Retry; invalid:
  *                                 handled as if no token (§8.1.3)
  *   Initial, no (usable) token    Retry or ACCEPT by policy: never /
- *                                 always / when unvalidated new
+ *                                 always / auto: while half-open
+ *                                 connections are many (halfopen.h) /
+ *                                 rate: that, or when unvalidated new
  *                                 connections exceed a rate (token bucket)
  *   short header                  Stateless Reset (§10.3), rate limited,
  *                                 or drop
@@ -42,6 +44,7 @@
 #include "dataplane/engine/packet.h"
 #include "dataplane/engine/wire.h"
 #include "cid.h"
+#include "halfopen.h"
 #include "token.h"
 
 /* Longest reason phrase of a refusal close. */
@@ -79,7 +82,11 @@ enum dpq_retry_policy {
 	DPQ_RETRY_NEVER = 0,
 	DPQ_RETRY_ALWAYS,
 	DPQ_RETRY_RATE,		/* Retry once unvalidated new connections
-				 * exceed retry_rate/s (burst retry_burst) */
+				 * exceed retry_rate/s (burst retry_burst),
+				 * or half-open ones reach the threshold */
+	DPQ_RETRY_AUTO,		/* Retry while half-open connections are at
+				 * or above halfopen.retry_threshold (the
+				 * default) */
 };
 
 struct dpq_listener_cfg {
@@ -96,11 +103,13 @@ struct dpq_listener_cfg {
 	uint32_t versions[DPQ_LISTENER_MAX_VERSIONS];	/* for VN */
 	uint8_t n_versions;		/* 1..DPQ_LISTENER_MAX_VERSIONS */
 	struct dpq_token_cfg token;
+	struct dpq_halfopen_cfg halfopen;	/* half-open bounds */
 };
 
-/* Defaults: default CIDs, shard 0, Retry never (rate 1000/s, burst 100
- * when switched to DPQ_RETRY_RATE), resets on at 100/s burst 10, versions
- * {1}, token defaults. sreset_key is zero length: the caller must set one
+/* Defaults: default CIDs, shard 0, Retry auto (above 128 half-open
+ * connections; rate 1000/s, burst 100 when switched to DPQ_RETRY_RATE),
+ * resets on at 100/s burst 10, versions {1}, token and half-open
+ * defaults. sreset_key is zero length: the caller must set one
  * (dpq_listener_create refuses a config without it). */
 void
 dpq_listener_cfg_default(struct dpq_listener_cfg *cfg);
@@ -168,6 +177,8 @@ struct dpq_listener_result {
 
 struct dpq_listener_stats {
 	uint64_t outcome[DPQ_LO_COUNT];
+	uint64_t retry_halfopen;	/* Retries sent because of the
+					 * half-open threshold */
 	uint64_t token_retry_ok;
 	uint64_t token_retry_bad;	/* led to INVALID_TOKEN (or drop) */
 	uint64_t token_new_ok;
@@ -194,6 +205,21 @@ dpq_listener_destroy(struct dpq_listener *l);
 int
 dpq_listener_set_token_key(struct dpq_listener *l, uint8_t key_id,
 		const uint8_t key[DPQ_TOKEN_KEY_LEN]);
+
+/*
+ * The shard's connection table has nslots slots: size the half-open
+ * tracker for it (before the first datagram; again replaces it). Returns
+ * 0, -EINVAL or -ENOMEM.
+ */
+int
+dpq_listener_set_slots(struct dpq_listener *l, uint32_t nslots);
+
+/* The half-open tracker the shard reports to (NULL before
+ * dpq_listener_set_slots()): dpq_halfopen_admit() before creating a
+ * connection, _add() once it exists, _remove() when its handshake
+ * completes or it goes. */
+struct dpq_halfopen *
+dpq_listener_halfopen(struct dpq_listener *l);
 
 /* The listener's token context, to seal NEW_TOKEN tokens on this shard. */
 struct dpq_tokens *

@@ -30,6 +30,7 @@
 #include "dataplane/crypto/crypto.h"
 #include "dataplane/engine/packet.h"
 #include "dataplane/engine/wheel.h"
+#include "dataplane/server/halfopen.h"
 #include "dataplane/server/listener.h"
 #include "dataplane/shard/msg.h"
 #include "dataplane/shard/shard.h"
@@ -285,6 +286,8 @@ count_close(struct dpq_shard *s, const struct dpq_conn *c)
 	s->stats.key_updates_peer += cs.key_updates_peer;
 	if (ci->idle)
 		s->stats.closed_idle++;
+	else if (ci->handshake_timeout)
+		s->stats.closed_handshake_timeout++;
 	else if (ci->remote)
 		s->stats.closed_by_peer++;
 	else if (ci->app)
@@ -315,6 +318,10 @@ slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 		dpq_fec_prior_fold(&s->fec_prior, cs.pkts_sent,
 				cs.pkts_lost + cs.fec_peer_recovered);
 	}
+	/* Half-open bookkeeping (issue 7): a slot leaves it when freed. */
+	if (s->conf.listener != NULL)
+		dpq_halfopen_remove(dpq_listener_halfopen(s->conf.listener),
+				idx, false);
 
 	dpq_wheel_cancel(&s->wheel, &sl->timer);
 	ready_del(sl);
@@ -686,6 +693,30 @@ lookup(struct dpq_shard *s, const uint8_t *cid, size_t len, uint32_t *idx)
 	return s->slots[*idx].c != NULL;
 }
 
+/* A new server connection is half-open until its handshake completes
+ * (dataplane/server/halfopen.h): evict the victim the tracker named (the
+ * oldest half-open connection of the peer's prefix or of the shard, which
+ * never completed in all that time), then track the new one. */
+static void
+halfopen_track(struct dpq_shard *s, struct dpq_halfopen *ho,
+		struct dpq_conn *c, enum dpq_halfopen_verdict verdict,
+		uint32_t victim, const struct dpq_netaddr *peer)
+{
+	uint32_t idx = (uint32_t)(uintptr_t)dpq_conn_owner(c);
+
+	if (ho == NULL)
+		return;
+	if (verdict == DPQ_HO_EVICT && victim != idx &&
+	    dpq_halfopen_tracked(ho, victim) && s->slots[victim].c != NULL) {
+		s->stats.conns_evicted++;
+		tx_flush(s);	/* sealed ops may point at its keys */
+		slot_free(s, victim);
+	}
+	if (dpq_halfopen_add(ho, idx, peer) != 0)
+		s->stats.halfopen_untracked++;
+	s->stats.halfopen = dpq_halfopen_count(ho);
+}
+
 /* A datagram for no known connection. */
 static void
 rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
@@ -696,7 +727,10 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 	struct dpq_listener_result r;
 	struct dpq_conn_init in = { 0 };
 	struct dpq_rx_info ri;
+	enum dpq_halfopen_verdict verdict;
+	struct dpq_halfopen *ho;
 	struct dpq_conn *c;
+	uint32_t victim = 0;
 
 	/* Another shard's connection (its CID says so): hand it over. */
 	if (s->conf.handoff != NULL && s->conf.cid_shard != NULL &&
@@ -726,6 +760,17 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		tx_reply(s, r.reply, r.reply_len, &meta->peer);
 		break;
 	case DPQ_LISTEN_ACCEPT:
+		ho = dpq_listener_halfopen(s->conf.listener);
+		/* One slot stays free for trying a new connection: a victim
+		 * is evicted only once the new Initial proved to decrypt,
+		 * so forged Initials cannot evict anyone. */
+		verdict = ho == NULL ? DPQ_HO_ADMIT :
+			dpq_halfopen_admit(ho, &ri.tuple.peer, s->nfree <= 1,
+				&victim);
+		if (verdict == DPQ_HO_REFUSE && s->nfree == 0) {
+			s->stats.conns_refused++;
+			break;
+		}
 		in.scid = r.scid;
 		in.dcid = r.initial_dcid;
 		in.peer_scid = r.client_scid;
@@ -749,6 +794,8 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 					false);
 		} else {
 			s->stats.conns_created++;
+			halfopen_track(s, ho, c, verdict, victim,
+					&ri.tuple.peer);
 		}
 		break;
 	default:
@@ -858,6 +905,15 @@ conn_touch(struct dpq_shard *s, uint32_t idx, uint64_t now)
 
 		dpq_conn_get_stats(sl->c, &cs);
 		sl->hs_counted = true;
+		/* No longer half-open (issue 7). */
+		if (s->conf.listener != NULL) {
+			struct dpq_halfopen *ho = dpq_listener_halfopen(
+					s->conf.listener);
+
+			dpq_halfopen_remove(ho, idx, true);
+			s->stats.halfopen = ho == NULL ? 0 :
+				dpq_halfopen_count(ho);
+		}
 		s->stats.handshakes_done++;
 		s->stats.handshake_us_sum += cs.handshake_us;
 	}
@@ -970,6 +1026,9 @@ void
 dpq_shard_set_listener(struct dpq_shard *s, struct dpq_listener *l)
 {
 	s->conf.listener = l;
+	/* The half-open tracker names connections by slot. */
+	if (l != NULL && dpq_listener_set_slots(l, s->conf.max_conns) != 0)
+		s->conf.listener = NULL;
 }
 
 void

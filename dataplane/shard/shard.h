@@ -87,6 +87,9 @@ struct dpq_shard_stats {
 	uint64_t conns_created, conns_closed, conns_active;
 	uint64_t conns_refused;		/* table full or creation failed */
 	uint64_t conns_unopened;	/* first Initial did not decrypt */
+	uint64_t conns_evicted;		/* oldest half-open made room */
+	uint64_t halfopen;		/* half-open connections now */
+	uint64_t halfopen_untracked;	/* over the bound anyway (bug) */
 	uint64_t handoff_out, handoff_in, handoff_full;
 	uint64_t no_conn;		/* unknown CID, listener dropped */
 	uint64_t listener_replies;	/* VN, Retry, resets sent */
@@ -99,6 +102,7 @@ struct dpq_shard_stats {
 	uint64_t timers_fired;
 	/* Why connections ended. */
 	uint64_t closed_idle;		/* idle timeout (RFC 9000 §10.1) */
+	uint64_t closed_handshake_timeout; /* handshake deadline passed */
 	uint64_t closed_by_peer;	/* peer's CONNECTION_CLOSE or reset */
 	uint64_t closed_app;		/* application close, either side */
 	uint64_t closed_error;		/* we closed on a transport error */
@@ -123,7 +127,9 @@ void dpq_shard_set_fec(struct dpq_shard *s, uint8_t max_group,
 		uint32_t spec_spacing_us);
 
 /* Server: the listener that decides about unknown CIDs (set before the
- * first poll; it uses this shard's crypto context). */
+ * first poll; it uses this shard's crypto context). It also bounds the
+ * shard's half-open connections (dpq_listener_set_slots() is called
+ * here; on failure the shard accepts no connection). */
 void dpq_shard_set_listener(struct dpq_shard *s, struct dpq_listener *l);
 
 /* One loop iteration at now (us). Returns the work done (packets in and

@@ -51,6 +51,11 @@
  *   silent         fetch --file, go silent mid-transfer: the server stops
  *                  sending within the idle timeout (ours: 1 s) plus slack
  *                  (§10.1)
+ *   halfopen       one host opens --count (5000) handshakes with a real
+ *                  ClientHello each and never finishes one: the server
+ *                  sends at most 3x the bytes it got (§8.1); the script
+ *                  checks that it holds few of them (half-open bound,
+ *                  oldest evicted) and that a good client still connects
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -91,6 +96,7 @@ struct hx {
 	struct dpq_tls_ctx *tls;
 	double timeout;
 	const char *file;
+	unsigned int count;	/* halfopen: handshakes to open */
 };
 
 static uint64_t
@@ -566,6 +572,78 @@ get_client_hello(struct hx *h, uint8_t *ch, size_t *ch_len)
 	*ch_len = k.ch_len;
 	cli_free(&k);
 	return 0;
+}
+
+/* Read what arrived without waiting; adds datagrams and bytes. */
+static void
+hx_drain(struct hx *h, unsigned int *n, size_t *bytes)
+{
+	uint8_t buf[HX_DGRAM_MAX];
+	ssize_t r;
+
+	while ((r = hx_recv(h, buf, sizeof(buf), 0)) > 0) {
+		(*n)++;
+		*bytes += (size_t)r;
+	}
+}
+
+/*
+ * Half-open flood from one real host (issue 7): count Initials, each a new
+ * connection (fresh DCID) carrying the same valid ClientHello, so the
+ * server starts a real handshake that never completes. The server's
+ * replies to our unvalidated address are at most 3x what we sent (RFC
+ * 9000 §8.1); whether it kept a bounded number of them is the script's
+ * check (its stats).
+ */
+static enum hx_rc
+mode_halfopen(struct hx *h)
+{
+	struct dpq_conn_conf conf = { .role = DPQ_ROLE_CLIENT };
+	uint8_t dcid[8], scid[8], dg[1500];
+	unsigned int i, replies = 0;
+	size_t sent_bytes = 0, got_bytes = 0, extra = 0;
+	uint64_t t0 = now_us();
+	struct cli k;
+	ssize_t n;
+
+	if (cli_start(h, &k, &conf, 0, NULL, 0) != 0 || k.ch_len == 0) {
+		cli_free(&k);
+		return HX_ERR;
+	}
+	/* The ClientHello's initial_source_connection_id is this SCID. */
+	memcpy(scid, k.c->scid.bytes, 8);
+	for (i = 0; i < h->count; i++) {
+		rnd(dcid, sizeof(dcid));
+		n = raw_initial(h, dcid, scid, k.ch, k.ch_len, 1200, dg,
+				sizeof(dg));
+		if (n < 0) {
+			cli_free(&k);
+			return HX_ERR;
+		}
+		if (hx_send(h, dg, (size_t)n) == 0)
+			sent_bytes += (size_t)n;
+		/* Paced so the tap does not drop our own flood. */
+		if (i % 32 == 31) {
+			struct timespec ts = { 0, 2000000 };
+
+			nanosleep(&ts, NULL);
+		}
+		hx_drain(h, &replies, &got_bytes);
+	}
+	replies += hx_listen(h, 1500, &extra);
+	got_bytes += extra;
+	cli_free(&k);
+	printf("halfopen: %u handshakes opened in %.1f s, %zu bytes sent; "
+		"%u datagrams (%zu bytes) back: %.2fx\n", h->count,
+		(double)(now_us() - t0) / 1e6, sent_bytes, replies, got_bytes,
+		sent_bytes ? (double)got_bytes / (double)sent_bytes : 0.0);
+	if (got_bytes > 3 * sent_bytes) {
+		printf("halfopen: FAIL: more than 3x to an unvalidated "
+			"address (RFC 9000 §8.1)\n");
+		return HX_FAIL;
+	}
+	printf("halfopen: PASS\n");
+	return HX_PASS;
 }
 
 static enum hx_rc
@@ -1277,12 +1355,13 @@ mode_silent(struct hx *h)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: dpq-hostile [--file PATH] MODE IP:PORT\n"
+	fprintf(stderr, "usage: dpq-hostile [--file PATH] [--count N] MODE "
+		"IP:PORT\n"
 		"modes: garbage truncated small badaead version sreset "
 		"oversize\n       tp-ack-exp tp-udp-size tp-ack-delay "
 		"tp-cid-limit tp-dup tp-server-only\n       tp-truncated "
 		"crypto-initial crypto-1rtt flow-stream flow-conn\n"
-		"       flow-engine streams silent\n");
+		"       flow-engine streams silent halfopen\n");
 }
 
 static int
@@ -1322,7 +1401,7 @@ int
 main(int argc, char **argv)
 {
 	struct dpq_tls_ctx_conf tc = { 0 };
-	struct hx h = { .fd = -1, .file = "/big" };
+	struct hx h = { .fd = -1, .file = "/big", .count = 5000 };
 	const char *mode;
 	enum hx_rc rc = HX_ERR;
 	int i = 1;
@@ -1331,6 +1410,10 @@ main(int argc, char **argv)
 	while (i < argc && strncmp(argv[i], "--", 2) == 0) {
 		if (strcmp(argv[i], "--file") == 0 && i + 1 < argc) {
 			h.file = argv[i + 1];
+			i += 2;
+		} else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc &&
+			   atoi(argv[i + 1]) > 0) {
+			h.count = (unsigned int)atoi(argv[i + 1]);
 			i += 2;
 		} else {
 			usage();
@@ -1385,6 +1468,8 @@ main(int argc, char **argv)
 		rc = mode_streams(&h);
 	else if (strcmp(mode, "silent") == 0)
 		rc = mode_silent(&h);
+	else if (strcmp(mode, "halfopen") == 0)
+		rc = mode_halfopen(&h);
 	else {
 		size_t k;
 

@@ -411,6 +411,47 @@ test_ack_only_untracked(void **state)
 	pair_free(&p);
 }
 
+/* ---- a handshake deadline much shorter than the idle timeout ---------- */
+
+static void
+test_handshake_deadline(void **state)
+{
+	struct lone l;
+	struct pair p;
+
+	(void)state;
+	/* A server connection whose client never goes on holds its slot
+	 * for the handshake deadline, not the 30 s idle timeout. */
+	lone_init(&l, DPQ_ROLE_SERVER);
+	assert_true(dpq_conn_next_timeout(l.c) <=
+			NOW + DPQ_CONN_HANDSHAKE_TIMEOUT_MS * 1000);
+	dpq_conn_on_timeout(l.c, NOW + DPQ_CONN_HANDSHAKE_TIMEOUT_MS * 1000);
+	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_CLOSED);
+	assert_true(dpq_conn_close_info(l.c)->handshake_timeout);
+	assert_false(dpq_conn_close_info(l.c)->idle);
+	lone_free(&l);
+	/* Configurable, and never beyond the idle timeout. */
+	memset(&l, 0, sizeof(l));
+	lone_init(&l, DPQ_ROLE_SERVER);
+	dpq_conn_destroy(l.c);
+	l.conf.handshake_timeout_ms = 60000;
+	l.conf.idle_timeout_ms = 5000;
+	assert_int_equal(dpq_conn_create(&l.in, &l.c), 0);
+	dpq_conn_on_timeout(l.c, NOW + 5000 * 1000);
+	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_CLOSED);
+	lone_free(&l);
+
+	/* A completed handshake is not affected: quiet for 20 s, less than
+	 * the idle timeout, the connection stays. */
+	pair_init(&p, 0, NULL, 5000, 0, 42);
+	pair_start(&p);
+	assert_true(pair_run(&p, established, NULL, 5000000));
+	pair_run(&p, NULL, NULL, 20000000);
+	assert_int_equal(dpq_conn_state(p.server), DPQ_CONN_ESTABLISHED);
+	assert_int_equal(dpq_conn_state(p.client), DPQ_CONN_ESTABLISHED);
+	pair_free(&p);
+}
+
 int
 main(void)
 {
@@ -420,6 +461,7 @@ main(void)
 		cmocka_unit_test(test_coalesced_other_dcid),
 		cmocka_unit_test(test_keylog),
 		cmocka_unit_test(test_ack_only_untracked),
+		cmocka_unit_test(test_handshake_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
