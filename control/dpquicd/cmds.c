@@ -146,6 +146,10 @@ cmd_stats(struct dpq_ctl_req *req, void *arg_)
 				st.closed_handshake_timeout);
 		dpq_json_w_ku64(w, "halfopen", st.halfopen);
 		dpq_json_w_ku64(w, "conns_evicted", st.conns_evicted);
+		dpq_json_w_ku64(w, "mem_used", st.mem_used);
+		dpq_json_w_ku64(w, "mem_peak", st.mem_peak);
+		dpq_json_w_ku64(w, "mem_budget", st.mem_budget);
+		dpq_json_w_ku64(w, "mem_refused", st.mem_refused);
 		dpq_json_w_ku64(w, "closed_by_peer", st.closed_by_peer);
 		dpq_json_w_ku64(w, "closed_app", st.closed_app);
 		dpq_json_w_ku64(w, "closed_error", st.closed_error);

@@ -168,7 +168,8 @@ dpq_stream_init(struct dpq_stream *s, const struct dpq_mem *mem, uint64_t id,
 		bool is_server, const struct dpq_stream_params *p, uint64_t now)
 {
 	s->id = id;
-	dpq_recvbuf_init(&s->rb, mem, p->recv_window);
+	dpq_recvbuf_init(&s->rb, p->recv_mem != NULL ? p->recv_mem : mem,
+			p->recv_window);
 	dpq_sendbuf_init(&s->sb, mem, p->send_buffer);
 	dpq_flow_rx_init(&s->rx_fc, p->recv_window, p->recv_window_max, now);
 	dpq_flow_tx_init(&s->tx_fc, p->send_max);
@@ -390,7 +391,11 @@ dpq_stream_on_max_stream_data(struct dpq_stream *s, uint64_t max)
 	rc = dpq_stream_send_transition(s, DPQ_SEV_RECV_MAX_STREAM_DATA);
 	if (rc != 0)
 		return rc;
-	(void)dpq_flow_tx_on_max(&s->tx_fc, max);
+	if (dpq_flow_tx_on_max(&s->tx_fc, max) && s->want_writable) {
+		/* Writes stopped DPQ_STREAM_SEND_AHEAD past the credit. */
+		s->want_writable = false;
+		s->events |= DPQ_STREAM_EV_WRITABLE;
+	}
 	return 0;
 }
 
@@ -410,9 +415,17 @@ dpq_stream_write(struct dpq_stream *s, const uint8_t *data, size_t len,
 {
 	ssize_t n;
 
+	uint64_t ahead = s->tx_fc.max + DPQ_STREAM_SEND_AHEAD;
+	size_t take = len;
+
 	if (s->send_state != DPQ_SEND_READY && s->send_state != DPQ_SEND_SEND)
 		return -EPIPE;
-	n = dpq_sendbuf_append(&s->sb, data, len, fin);
+	/* Not far beyond the peer's credit (DPQ_STREAM_SEND_AHEAD). */
+	if (s->sb.write_off >= ahead)
+		take = 0;
+	else if (take > ahead - s->sb.write_off)
+		take = (size_t)(ahead - s->sb.write_off);
+	n = dpq_sendbuf_append(&s->sb, data, take, fin && take == len);
 	if (n >= 0 && (size_t)n < len)
 		s->want_writable = true;
 	return n;

@@ -98,7 +98,16 @@ struct dpq_stream_params {
 	uint64_t recv_window_max;	/* auto-tuning cap */
 	uint64_t send_max;		/* the peer's limit for this stream */
 	uint64_t send_buffer;		/* unacknowledged bytes buffered */
+	/* Allocator of the receive buffer (NULL: the stream's mem), so a
+	 * connection can bound what its peers' data may pin. */
+	const struct dpq_mem *recv_mem;
 };
+
+/* The application may queue at most this many bytes beyond the peer's
+ * credit for the stream (MAX_STREAM_DATA): a peer that reads slowly
+ * pins that much of our memory per stream, not the whole send buffer.
+ * Writes are cut short there; more credit makes the stream writable. */
+#define DPQ_STREAM_SEND_AHEAD	(256u * 1024u)
 
 struct dpq_stream {
 	uint64_t id;

@@ -85,6 +85,52 @@ conf_defaults(struct dpq_conn_conf *d, const struct dpq_conn_conf *s)
 		d->max_udp_payload = DPQ_MIN_INITIAL_DATAGRAM;
 }
 
+/*
+ * The allocator of received stream data (issue 7): out-of-order frames
+ * (one byte per 4 KiB chunk, thousands of holes per stream, over many
+ * streams) pinned megabytes for kilobytes of flow-control credit. What
+ * the streams' receive buffers hold, chunks and hole tracking alike, is
+ * charged here and bounded by the connection's receive window (the credit
+ * it may give, auto-tuned) plus DPQ_CONN_RX_MEM_SLACK. A refusal drops the
+ * packet unacknowledged.
+ */
+struct rx_blk {
+	uint64_t size;
+	uint64_t pad;		/* keeps the data 16-byte aligned */
+};
+
+static void *
+rx_alloc(void *ctx, size_t size)
+{
+	struct dpq_conn *c = ctx;
+	uint64_t need = size + sizeof(struct rx_blk);
+	struct rx_blk *b;
+
+	if (c->rx_mem_used + need > c->rx_fc.window + DPQ_CONN_RX_MEM_SLACK) {
+		c->rx_mem_refused++;
+		return NULL;
+	}
+	b = dpq_mem_alloc(&c->buf_mem, need);
+	if (b == NULL)
+		return NULL;
+	b->size = need;
+	c->rx_mem_used += need;
+	return b + 1;
+}
+
+static void
+rx_free(void *ctx, void *p)
+{
+	struct dpq_conn *c = ctx;
+	struct rx_blk *b;
+
+	if (p == NULL)
+		return;
+	b = (struct rx_blk *)p - 1;
+	c->rx_mem_used -= b->size;
+	dpq_mem_free(&c->buf_mem, b);
+}
+
 struct dpq_pp_key *
 dpq_conn_key_alloc(struct dpq_conn *c)
 {
@@ -184,6 +230,9 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 		return -ENOMEM;
 	memset(c, 0, sizeof(*c));
 	c->mem = *mem;
+	c->buf_mem = in->buf_mem != NULL ? *in->buf_mem : *mem;
+	c->rx_mem = (struct dpq_mem){ rx_alloc, rx_free, c };
+	c->budget = in->budget;
 	conf_defaults(&c->conf, in->conf);
 	dpq_conn_keys_init(c);
 	c->role = in->conf->role;
@@ -242,8 +291,8 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 		c->largest_rx_pn[i] = DPQ_PN_NONE;
 	}
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
-		dpq_recvbuf_init_crypto(&c->cs[i].rb, &c->mem);
-		dpq_sendbuf_init(&c->cs[i].sb, &c->mem,
+		dpq_recvbuf_init_crypto(&c->cs[i].rb, &c->buf_mem);
+		dpq_sendbuf_init(&c->cs[i].sb, &c->buf_mem,
 				DPQ_CONN_CRYPTO_SEND_MAX);
 	}
 	lc.is_server = server;

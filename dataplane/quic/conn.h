@@ -63,6 +63,7 @@
 
 #include "dataplane/crypto/crypto.h"
 #include "dataplane/engine/mem.h"
+#include "dataplane/engine/membudget.h"
 #include "dataplane/engine/netaddr.h"
 #include "dataplane/engine/packet.h"
 #include "dataplane/engine/tparams.h"
@@ -217,6 +218,13 @@ int dpq_conn_spec_parse(const char *s, uint8_t *flags);
 struct dpq_conn_init {
 	const struct dpq_conn_conf *conf;
 	const struct dpq_mem *mem;	/* NULL: libc */
+	/* Stream and CRYPTO data (NULL: mem). May refuse (a spent memory
+	 * budget, engine/membudget.h): received data is then dropped
+	 * unacknowledged, and sent again by the peer. */
+	const struct dpq_mem *buf_mem;
+	/* The shard's budget behind buf_mem (NULL: none): receive windows
+	 * stop growing once half of it is in use. */
+	const struct dpq_membudget *budget;
 	struct dpq_crypto *crypto;	/* the shard's context */
 	const struct dpq_hs_ops *hs_ops;
 	void *hs;

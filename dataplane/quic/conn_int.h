@@ -155,12 +155,23 @@ struct dpq_conn_keys {
 	bool requested;			/* dpq_conn_key_update() */
 };
 
+/* Received stream data a connection may buffer beyond its receive window
+ * (chunk rounding of partly filled 4 KiB chunks, hole tracking): past
+ * window + this, packets are dropped unacknowledged. */
+#define DPQ_CONN_RX_MEM_SLACK	(256u * 1024u)
+
 struct dpq_conn {
 	enum dpq_conn_state state;
 	enum dpq_role role;
 	uint32_t version;
 	struct dpq_conn_conf conf;	/* defaults filled in */
 	struct dpq_mem mem;
+	struct dpq_mem buf_mem;		/* stream and CRYPTO data */
+	struct dpq_mem rx_mem;		/* received stream data: charges
+					 * rx_mem_used, then buf_mem */
+	uint64_t rx_mem_used;
+	uint64_t rx_mem_refused;	/* allocations over the bound */
+	const struct dpq_membudget *budget;
 	struct dpq_crypto *crypto;
 	const struct dpq_hs_ops *hs_ops;
 	void *hs;
@@ -425,6 +436,14 @@ dpq_pkt_type_epoch(enum dpq_pkt_type t)
 	default:
 		return DPQ_EPOCH_1RTT;
 	}
+}
+
+/* The RTT that drives receive-window auto-tuning (engine/flow.h): none
+ * (no growth) while the shard's memory budget is tight. */
+static inline uint64_t
+dpq_conn_tune_rtt(const struct dpq_conn *c)
+{
+	return dpq_membudget_tight(c->budget) ? 0 : c->loss.rtt.smoothed;
 }
 
 static inline bool

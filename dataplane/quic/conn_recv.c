@@ -269,7 +269,7 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 		rc = dpq_stream_on_reset_stream(&qs->s, &c->rx_fc,
 				f->reset_stream.app_error,
 				f->reset_stream.final_size, now,
-				c->loss.rtt.smoothed);
+				dpq_conn_tune_rtt(c));
 		if (rc < 0)
 			return close_err(c, rc, f->type, "RESET_STREAM");
 		dpq_conn_stream_events(c, qs);

@@ -101,7 +101,8 @@ stream_create(struct dpq_conn *c, uint64_t id)
 			c->peer_tp.initial_max_stream_data_bidi_remote :
 			c->peer_tp.initial_max_stream_data_bidi_local;
 	p.send_buffer = c->conf.send_buffer;
-	dpq_stream_init(&qs->s, &c->mem, id, server, &p, c->now);
+	p.recv_mem = &c->rx_mem;
+	dpq_stream_init(&qs->s, &c->buf_mem, id, server, &p, c->now);
 	slot = stab_slot(c, id);
 	qs->hnext = c->stab[slot];
 	c->stab[slot] = qs;
@@ -354,11 +355,11 @@ dpq_conn_stream_read(struct dpq_conn *c, uint64_t id, void *buf, size_t len,
 			*fin = f;
 			if (f)	/* reading the FIN completes the stream */
 				dpq_stream_consume(&qs->s, &c->rx_fc, 0,
-						c->now, c->loss.rtt.smoothed);
+						c->now, dpq_conn_tune_rtt(c));
 			break;
 		}
 		dpq_stream_consume(&qs->s, &c->rx_fc, n, c->now,
-				c->loss.rtt.smoothed);
+				dpq_conn_tune_rtt(c));
 	}
 	/* Credit may now be due (MAX_STREAM_DATA). */
 	dpq_conn_stream_schedule(c, qs);
@@ -392,7 +393,7 @@ dpq_conn_stream_stop(struct dpq_conn *c, uint64_t id, uint64_t app_error)
 	if (qs == NULL)
 		return -ENOENT;
 	rc = dpq_stream_stop_sending(&qs->s, &c->rx_fc, app_error, c->now,
-			c->loss.rtt.smoothed);
+			dpq_conn_tune_rtt(c));
 	if (rc == 0)
 		dpq_conn_stream_schedule(c, qs);
 	return rc;

@@ -68,6 +68,9 @@ struct conn_slot {
 
 struct dpq_shard {
 	struct dpq_shard_conf conf;
+	/* What the connections allocate, charged to one budget. */
+	struct dpq_membudget budget;
+	struct dpq_mem state_mem, buf_mem;
 	struct dpq_crypto *crypto;
 	struct rte_hash *cids;
 	struct conn_slot *slots;
@@ -237,6 +240,10 @@ dpq_shard_create(const struct dpq_shard_conf *conf, struct dpq_shard **out)
 	if (s == NULL)
 		return -ENOMEM;
 	s->conf = *conf;
+	dpq_membudget_init(&s->budget, NULL, conf->mem_budget ?
+			conf->mem_budget : DPQ_SHARD_MEM_BUDGET);
+	s->state_mem = dpq_membudget_state_mem(&s->budget);
+	s->buf_mem = dpq_membudget_buf_mem(&s->budget);
 	max = conf->max_conns ? conf->max_conns : 4096;
 	s->conf.max_conns = max;
 	if (s->conf.conn.scid_len == 0)
@@ -453,6 +460,9 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in)
 	sl = &s->slots[idx];
 	s->conf.conn.fec_loss_prior_ppm = dpq_fec_prior_ppm(&s->fec_prior);
 	in->conf = &s->conf.conn;
+	in->mem = &s->state_mem;
+	in->buf_mem = &s->buf_mem;
+	in->budget = &s->budget;
 	in->crypto = s->crypto;
 	in->hs_ops = s->conf.hs.ops;
 	in->hs = s->conf.hs.hs;
@@ -1035,6 +1045,10 @@ void
 dpq_shard_get_stats(const struct dpq_shard *s, struct dpq_shard_stats *st)
 {
 	*st = s->stats;
+	st->mem_used = s->budget.used;
+	st->mem_peak = s->budget.peak;
+	st->mem_budget = s->budget.limit;
+	st->mem_refused = s->budget.refused;
 }
 
 uint16_t

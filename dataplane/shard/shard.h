@@ -32,6 +32,9 @@
 struct dpq_shard;
 struct dpq_listener;
 
+/* Default memory budget per shard (struct dpq_shard_conf.mem_budget). */
+#define DPQ_SHARD_MEM_BUDGET	(256ull << 20)
+
 /* Burst size of the loop. */
 #define DPQ_SHARD_BURST 32
 /* Connections touched per poll at most (the rest wait for the next). */
@@ -71,6 +74,10 @@ struct dpq_shard_conf {
 	struct dpq_shard_hs hs;
 	struct dpq_shard_app app;
 	uint32_t max_conns;		/* 0: 4096 */
+	/* Memory budget of the shard's connections, bytes (0:
+	 * DPQ_SHARD_MEM_BUDGET): stream and CRYPTO buffers stop there, and
+	 * receive windows stop growing at half of it. */
+	uint64_t mem_budget;
 	/* Server: rings into every shard (index = shard id) for datagrams
 	 * whose CID names another shard; NULL with one shard. */
 	struct rte_ring **handoff;
@@ -90,6 +97,9 @@ struct dpq_shard_stats {
 	uint64_t conns_evicted;		/* oldest half-open made room */
 	uint64_t halfopen;		/* half-open connections now */
 	uint64_t halfopen_untracked;	/* over the bound anyway (bug) */
+	/* Memory of the shard's connections (engine/membudget.h). */
+	uint64_t mem_used, mem_peak, mem_budget;
+	uint64_t mem_refused;		/* buffer allocations refused */
 	uint64_t handoff_out, handoff_in, handoff_full;
 	uint64_t no_conn;		/* unknown CID, listener dropped */
 	uint64_t listener_replies;	/* VN, Retry, resets sent */

@@ -56,6 +56,7 @@
  *                  sends at most 3x the bytes it got (§8.1); the script
  *                  checks that it holds few of them (half-open bound,
  *                  oldest evicted) and that a good client still connects
+ *   halfopen-ping  the same with PING+PADDING Initials (the audit's flood)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -494,8 +495,9 @@ inject(struct cli *k, enum dpq_epoch e, const uint8_t *frames, size_t flen,
 
 /* ---- raw Initials ---------------------------------------------------------- */
 
-/* A client Initial carrying ch (CRYPTO at offset 0) for dcid, sealed; the
- * datagram is padded to pad_to (PADDING frames). Returns its length. */
+/* A client Initial carrying ch (CRYPTO at offset 0; ch NULL: a PING) for
+ * dcid, sealed; the datagram is padded to pad_to (PADDING frames).
+ * Returns its length. */
 static ssize_t
 raw_initial(struct hx *h, const uint8_t *dcid, const uint8_t *scid,
 		const uint8_t *ch, size_t ch_len, size_t pad_to,
@@ -525,11 +527,19 @@ raw_initial(struct hx *h, const uint8_t *dcid, const uint8_t *scid,
 	d.pn = 0;
 	d.pn_len = 4;
 	pl = dpq_pkt_write_long(buf, end, &d, &lenf);
-	p = pl == NULL ? NULL : dpq_frame_encode_crypto_hdr(pl, end, 0, ch_len);
-	if (p == NULL || ch_len > (size_t)(end - p))
+	if (pl != NULL && ch == NULL) {
+		*pl = 0x01;	/* no ClientHello: a PING */
+		p = pl + 1;
+	} else {
+		p = pl == NULL ? NULL :
+			dpq_frame_encode_crypto_hdr(pl, end, 0, ch_len);
+		if (p == NULL || ch_len > (size_t)(end - p))
+			goto fail;
+		memcpy(p, ch, ch_len);
+		p += ch_len;
+	}
+	if (p == NULL)
 		goto fail;
-	memcpy(p, ch, ch_len);
-	p += ch_len;
 	used = (size_t)(p - buf) + DPQ_CRYPTO_TAG_LEN;
 	if (pad_to > used) {
 		if (pad_to - used > (size_t)(end - p))
@@ -596,8 +606,9 @@ hx_drain(struct hx *h, unsigned int *n, size_t *bytes)
  * check (its stats).
  */
 static enum hx_rc
-mode_halfopen(struct hx *h)
+mode_halfopen(struct hx *h, bool ping)
 {
+	const char *mode = ping ? "halfopen-ping" : "halfopen";
 	struct dpq_conn_conf conf = { .role = DPQ_ROLE_CLIENT };
 	uint8_t dcid[8], scid[8], dg[1500];
 	unsigned int i, replies = 0;
@@ -614,8 +625,8 @@ mode_halfopen(struct hx *h)
 	memcpy(scid, k.c->scid.bytes, 8);
 	for (i = 0; i < h->count; i++) {
 		rnd(dcid, sizeof(dcid));
-		n = raw_initial(h, dcid, scid, k.ch, k.ch_len, 1200, dg,
-				sizeof(dg));
+		n = raw_initial(h, dcid, scid, ping ? NULL : k.ch, k.ch_len,
+				1200, dg, sizeof(dg));
 		if (n < 0) {
 			cli_free(&k);
 			return HX_ERR;
@@ -633,16 +644,16 @@ mode_halfopen(struct hx *h)
 	replies += hx_listen(h, 1500, &extra);
 	got_bytes += extra;
 	cli_free(&k);
-	printf("halfopen: %u handshakes opened in %.1f s, %zu bytes sent; "
-		"%u datagrams (%zu bytes) back: %.2fx\n", h->count,
+	printf("%s: %u handshakes opened in %.1f s, %zu bytes sent; "
+		"%u datagrams (%zu bytes) back: %.2fx\n", mode, h->count,
 		(double)(now_us() - t0) / 1e6, sent_bytes, replies, got_bytes,
 		sent_bytes ? (double)got_bytes / (double)sent_bytes : 0.0);
 	if (got_bytes > 3 * sent_bytes) {
-		printf("halfopen: FAIL: more than 3x to an unvalidated "
-			"address (RFC 9000 §8.1)\n");
+		printf("%s: FAIL: more than 3x to an unvalidated "
+			"address (RFC 9000 §8.1)\n", mode);
 		return HX_FAIL;
 	}
-	printf("halfopen: PASS\n");
+	printf("%s: PASS\n", mode);
 	return HX_PASS;
 }
 
@@ -1361,7 +1372,7 @@ usage(void)
 		"oversize\n       tp-ack-exp tp-udp-size tp-ack-delay "
 		"tp-cid-limit tp-dup tp-server-only\n       tp-truncated "
 		"crypto-initial crypto-1rtt flow-stream flow-conn\n"
-		"       flow-engine streams silent halfopen\n");
+		"       flow-engine streams silent halfopen halfopen-ping\n");
 }
 
 static int
@@ -1469,7 +1480,9 @@ main(int argc, char **argv)
 	else if (strcmp(mode, "silent") == 0)
 		rc = mode_silent(&h);
 	else if (strcmp(mode, "halfopen") == 0)
-		rc = mode_halfopen(&h);
+		rc = mode_halfopen(&h, false);
+	else if (strcmp(mode, "halfopen-ping") == 0)
+		rc = mode_halfopen(&h, true);
 	else {
 		size_t k;
 

@@ -186,6 +186,13 @@ make_server(struct pair *p, const uint8_t *d, size_t len,
 	if (dpq_pkt_parse(d, d + len, 8, &h) != 0 || h.type != DPQ_PKT_INITIAL)
 		return;
 	in.conf = &p->sconf;
+	if (p->server_budget != NULL) {
+		p->server_state_mem = dpq_membudget_state_mem(p->server_budget);
+		p->server_buf_mem = dpq_membudget_buf_mem(p->server_budget);
+		in.mem = &p->server_state_mem;
+		in.buf_mem = &p->server_buf_mem;
+		in.budget = p->server_budget;
+	}
 	in.crypto = p->crypto;
 	in.hs_ops = p->server_hs_delay_us ? &async_hs_ops : &dpq_hs_direct_ops;
 	in.hs = p->server_hs_delay_us ? (void *)p : (void *)p->sctx;

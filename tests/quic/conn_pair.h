@@ -18,6 +18,7 @@
 
 #include "control/tls/hs_direct.h"
 #include "dataplane/crypto/crypto.h"
+#include "dataplane/engine/membudget.h"
 #include "dataplane/quic/conn.h"
 
 #define PAIR_QUEUE 4096
@@ -64,6 +65,10 @@ struct pair {
 	/* Server ALPNs, NULL-terminated (NULL: "hq-interop"); set before
 	 * pair_start. */
 	const char *const *server_alpns;
+	/* Server memory budget (NULL: libc, no budget); set before
+	 * pair_start. Its allocators live here. */
+	struct dpq_membudget *server_budget;
+	struct dpq_mem server_state_mem, server_buf_mem;
 	/* Server TLS key log file (NULL: none); set before pair_start. */
 	const char *server_keylog;
 	void *capp_ctx, *sapp_ctx;
