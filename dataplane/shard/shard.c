@@ -1049,6 +1049,10 @@ dpq_shard_get_stats(const struct dpq_shard *s, struct dpq_shard_stats *st)
 	st->mem_peak = s->budget.peak;
 	st->mem_budget = s->budget.limit;
 	st->mem_refused = s->budget.refused;
+	if (s->conf.listener != NULL &&
+	    dpq_listener_halfopen(s->conf.listener) != NULL)
+		st->halfopen = dpq_halfopen_count(
+				dpq_listener_halfopen(s->conf.listener));
 }
 
 uint16_t

@@ -195,7 +195,7 @@ declare -A EXPECT=(
 	[silent]="closed_idle 1"
 	[oversize]=""
 	[halfopen]="conns_evicted 1000"
-	[halfopen-ping]="conns_evicted 4000"
+	[halfopen-ping]="conns_evicted 1000"
 )
 for m in tp-ack-exp tp-udp-size tp-ack-delay tp-cid-limit tp-dup \
 		tp-server-only tp-truncated; do
