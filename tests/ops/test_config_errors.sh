@@ -45,7 +45,7 @@ expect duration-abc 2 '--duration "abc": expected a number of seconds' -- "${A[@
 expect duration-inf 2 '--duration "inf"' -- "${A[@]}" --duration inf
 expect port-id 2 '--port-id "-1": expected an integer 0\.\.1023' -- "${A[@]}" --port-id -1
 expect addr 2 '--addr "198.18.0.2": expected IP:PORT' -- --addr 198.18.0.2 --root "$TMP/www"
-expect retry 2 '--retry "rate:0": expected never, always or rate:N' -- "${A[@]}" --retry rate:0
+expect retry 2 '--retry "rate:0": expected auto, never, always or rate:N' -- "${A[@]}" --retry rate:0
 expect cc 2 '--cc "cubicx": unknown congestion controller \(known: newreno' -- "${A[@]}" --cc cubicx
 expect no-addr 2 'no address to serve on: give --addr IP:PORT' -- --root "$TMP/www"
 expect no-root 2 'no directory to serve: give --root DIR' -- --addr 198.18.0.2:4433
