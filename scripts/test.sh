@@ -4,7 +4,8 @@
 #     (unit, drivers, netns: the netns suite needs root and /dev/net/tun);
 #  2. rebuild with AddressSanitizer + UndefinedBehaviorSanitizer and run the
 #     unit, driver, interop and e2e suites again (the last two run dpquicd,
-#     dpquic-client and the ngtcp2 peers end to end under the sanitizers).
+#     dpquic-client and the ngtcp2 peers end to end under the sanitizers);
+#  3. build the libFuzzer targets with clang and run each a few seconds.
 # Ends with one line "tests: N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,22 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 meson test -C build-asan --print-errorlogs --num-processes 2 \
 	--suite unit --suite drivers --suite interop --suite e2e || rc=1
 count build-asan
+
+# libFuzzer targets (tests/fuzz), clang with ASan+UBSan: each runs a few
+# seconds over its seeds and regression inputs, so a harness that breaks
+# or a fixed crash that comes back fails CI. scripts/fuzz.sh runs longer.
+echo "== fuzz targets (clang, libFuzzer) =="
+if [ ! -f build-fuzz/build.ninja ]; then
+	CC=clang meson setup build-fuzz -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false \
+		-Dbuildtype=debug >/dev/null || exit 1
+fi
+ninja -C build-fuzz tests/fuzz/fuzz_seeds $(sed -n \
+	"s/^\t'\([a-z]*\)': \[.*/tests\/fuzz\/fuzz_\1/p" \
+	tests/fuzz/meson.build) >/dev/null || exit 1
+meson test -C build-fuzz --no-rebuild --print-errorlogs --num-processes 2 \
+	--suite fuzz || rc=1
+count build-fuzz
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || rc=1
