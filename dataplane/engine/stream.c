@@ -413,18 +413,22 @@ ssize_t
 dpq_stream_write(struct dpq_stream *s, const uint8_t *data, size_t len,
 		bool fin)
 {
-	ssize_t n;
+	return dpq_stream_write_capped(s, data, len, fin, UINT64_MAX);
+}
 
-	uint64_t ahead = s->tx_fc.max + DPQ_STREAM_SEND_AHEAD;
+ssize_t
+dpq_stream_write_capped(struct dpq_stream *s, const uint8_t *data, size_t len,
+		bool fin, uint64_t cap)
+{
 	size_t take = len;
+	ssize_t n;
 
 	if (s->send_state != DPQ_SEND_READY && s->send_state != DPQ_SEND_SEND)
 		return -EPIPE;
-	/* Not far beyond the peer's credit (DPQ_STREAM_SEND_AHEAD). */
-	if (s->sb.write_off >= ahead)
+	if (s->sb.write_off >= cap)
 		take = 0;
-	else if (take > ahead - s->sb.write_off)
-		take = (size_t)(ahead - s->sb.write_off);
+	else if (take > cap - s->sb.write_off)
+		take = (size_t)(cap - s->sb.write_off);
 	n = dpq_sendbuf_append(&s->sb, data, take, fin && take == len);
 	if (n >= 0 && (size_t)n < len)
 		s->want_writable = true;

@@ -103,10 +103,11 @@ struct dpq_stream_params {
 	const struct dpq_mem *recv_mem;
 };
 
-/* The application may queue at most this many bytes beyond the peer's
- * credit for the stream (MAX_STREAM_DATA): a peer that reads slowly
- * pins that much of our memory per stream, not the whole send buffer.
- * Writes are cut short there; more credit makes the stream writable. */
+/* Under memory pressure (dpq_stream_write_capped) the application may
+ * queue at most this many bytes beyond the peer's credit for the stream
+ * (MAX_STREAM_DATA): a peer that reads slowly then pins that much of our
+ * memory per stream, not the whole send buffer. Writes are cut short
+ * there; more credit makes the stream writable. */
 #define DPQ_STREAM_SEND_AHEAD	(256u * 1024u)
 
 struct dpq_stream {
@@ -212,6 +213,10 @@ int dpq_stream_on_stream_data_blocked(struct dpq_stream *s, uint64_t limit);
  */
 ssize_t dpq_stream_write(struct dpq_stream *s, const uint8_t *data,
 		size_t len, bool fin);
+/* The same, queueing nothing at or past stream offset cap (the caller's
+ * DPQ_STREAM_SEND_AHEAD bound; UINT64_MAX: none). */
+ssize_t dpq_stream_write_capped(struct dpq_stream *s, const uint8_t *data,
+		size_t len, bool fin, uint64_t cap);
 
 /*
  * Next received bytes, without copying: returns their count and points *p

@@ -322,7 +322,12 @@ dpq_conn_stream_write(struct dpq_conn *c, uint64_t id, const void *data,
 	qs = dpq_conn_stream_find(c, id);
 	if (qs == NULL)
 		return -ENOENT;
-	n = dpq_stream_write(&qs->s, data, len, fin);
+	/* Memory is short (half the shard's budget in use): queue little
+	 * beyond what the peer lets us send, so slow readers cannot pin
+	 * whole send buffers (DPQ_STREAM_SEND_AHEAD). */
+	n = dpq_stream_write_capped(&qs->s, data, len, fin,
+			dpq_membudget_tight(c->budget) ?
+			qs->s.tx_fc.max + DPQ_STREAM_SEND_AHEAD : UINT64_MAX);
 	if (n > 0 || fin)
 		dpq_conn_stream_schedule(c, qs);
 	return n;

@@ -629,6 +629,58 @@ test_budget_autotune(void **state)
 	assert_int_equal(tight_b.used, 0);	/* all given back */
 }
 
+/* ---- a slow reader pins little send buffer under memory pressure ------ */
+
+static ssize_t
+server_writes(struct dpq_membudget *b, size_t want)
+{
+	static uint8_t big[4u << 20];
+	struct dpq_frame f = { 0 };
+	uint8_t frames[64];
+	struct pair p;
+	ssize_t w;
+
+	pair_init(&p, 0, NULL, 1000, 0, 45);
+	p.server_budget = b;
+	pair_start(&p);
+	assert_true(pair_run(&p, established, NULL, 5000000));
+	/* The client opens stream 0 (a request, no FIN) and reads nothing:
+	 * its credit stays at the initial 256 KiB. */
+	f.type = DPQ_FT_STREAM | 0x02;
+	f.stream.stream_id = 0;
+	f.stream.len = 1;
+	f.stream.data = (const uint8_t *)"x";
+	client_says(&p, p.client->pns[DPQ_PN_SPACE_APP].next_pn++, frames,
+			(size_t)(dpq_frame_encode(frames, frames + sizeof(frames),
+				&f) - frames));
+	w = dpq_conn_stream_write(p.server, 0, big, want, false);
+	pair_free(&p);
+	return w;
+}
+
+static void
+test_slow_reader_send_cap(void **state)
+{
+	struct dpq_membudget free_b, tight_b;
+	struct dpq_mem other;
+	void *others;
+	ssize_t w_free, w_tight;
+
+	(void)state;
+	dpq_membudget_init(&free_b, NULL, 0);
+	dpq_membudget_init(&tight_b, NULL, 4u << 20);
+	other = dpq_membudget_state_mem(&tight_b);
+	others = dpq_mem_alloc(&other, 5u << 19);
+	assert_non_null(others);
+	w_free = server_writes(&free_b, 4u << 20);
+	w_tight = server_writes(&tight_b, 4u << 20);
+	dpq_mem_free(&other, others);
+	/* Plenty of memory: the whole 4 MiB send buffer. Half the budget in
+	 * use: the client's credit (256 KiB) + DPQ_STREAM_SEND_AHEAD. */
+	assert_int_equal(w_free, 4u << 20);
+	assert_int_equal(w_tight, (256u << 10) + DPQ_STREAM_SEND_AHEAD);
+}
+
 int
 main(void)
 {
@@ -641,6 +693,7 @@ main(void)
 		cmocka_unit_test(test_handshake_deadline),
 		cmocka_unit_test(test_scatter_memory),
 		cmocka_unit_test(test_budget_autotune),
+		cmocka_unit_test(test_slow_reader_send_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
