@@ -150,6 +150,8 @@ cmd_stats(struct dpq_ctl_req *req, void *arg_)
 		dpq_json_w_ku64(w, "mem_peak", st.mem_peak);
 		dpq_json_w_ku64(w, "mem_budget", st.mem_budget);
 		dpq_json_w_ku64(w, "mem_refused", st.mem_refused);
+		dpq_json_w_ku64(w, "unvalidated_rx_bytes", st.unvalidated_rx);
+		dpq_json_w_ku64(w, "unvalidated_tx_bytes", st.unvalidated_tx);
 		dpq_json_w_ku64(w, "closed_by_peer", st.closed_by_peer);
 		dpq_json_w_ku64(w, "closed_app", st.closed_app);
 		dpq_json_w_ku64(w, "closed_error", st.closed_error);

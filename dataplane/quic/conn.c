@@ -898,6 +898,8 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	st->cwnd = c->cc.cwnd;
 	st->bytes_in_flight = c->cc.bytes_in_flight;
 	st->cipher_suite = c->cipher_suite;
+	st->unvalidated_rx = c->amp_recv;
+	st->unvalidated_tx = c->amp_sent;
 	st->auth_failures = c->ku.auth_failures;
 	st->created_us = c->created;
 	st->streams = c->nstreams;

@@ -398,6 +398,9 @@ struct dpq_conn_stats {
 	uint64_t stream_bytes_sent, stream_bytes_recv;
 	uint64_t srtt_us, min_rtt_us, cwnd, bytes_in_flight;
 	uint64_t handshake_us;		/* created → handshake complete */
+	/* Server: bytes received from / sent to the peer's address while
+	 * it was not validated (RFC 9000 §8.1: tx <= 3 rx). */
+	uint64_t unvalidated_rx, unvalidated_tx;
 	uint64_t key_updates;		/* 1-RTT key updates we started */
 	uint64_t key_updates_peer;	/* ... the peer started */
 	uint64_t auth_failures;		/* packets that failed to open */

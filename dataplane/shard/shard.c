@@ -314,6 +314,7 @@ static void
 slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 {
 	struct conn_slot *sl = &s->slots[idx];
+	struct dpq_conn_stats cs;
 	unsigned int k;
 
 	if (opened) {
@@ -325,6 +326,9 @@ slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 		dpq_fec_prior_fold(&s->fec_prior, cs.pkts_sent,
 				cs.pkts_lost + cs.fec_peer_recovered);
 	}
+	dpq_conn_get_stats(sl->c, &cs);
+	s->stats.unvalidated_rx += cs.unvalidated_rx;
+	s->stats.unvalidated_tx += cs.unvalidated_tx;
 	/* Half-open bookkeeping (issue 7): a slot leaves it when freed. */
 	if (s->conf.listener != NULL)
 		dpq_halfopen_remove(dpq_listener_halfopen(s->conf.listener),
@@ -767,6 +771,8 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 	switch (dpq_listener_on_datagram(s->conf.listener, d, m->data_len,
 			&ri.tuple.peer, now, &r)) {
 	case DPQ_LISTEN_REPLY:
+		s->stats.unvalidated_rx += m->data_len;
+		s->stats.unvalidated_tx += r.reply_len;
 		tx_reply(s, r.reply, r.reply_len, &meta->peer);
 		break;
 	case DPQ_LISTEN_ACCEPT:
@@ -779,6 +785,7 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 				&victim);
 		if (verdict == DPQ_HO_REFUSE && s->nfree == 0) {
 			s->stats.conns_refused++;
+			s->stats.unvalidated_rx += m->data_len;
 			break;
 		}
 		in.scid = r.scid;
@@ -790,8 +797,10 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		in.now = now;
 		in.tuple = ri.tuple;
 		c = conn_new(s, &in);
-		if (c == NULL)
+		if (c == NULL) {
+			s->stats.unvalidated_rx += m->data_len;
 			break;
+		}
 		/* Found by the client's first DCID until it switches. */
 		slot_add_cid(s, (uint32_t)(uintptr_t)dpq_conn_owner(c),
 				&r.initial_dcid);
@@ -809,6 +818,7 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		}
 		break;
 	default:
+		s->stats.unvalidated_rx += m->data_len;
 		s->stats.no_conn++;
 		break;
 	}

@@ -100,6 +100,10 @@ struct dpq_shard_stats {
 	/* Memory of the shard's connections (engine/membudget.h). */
 	uint64_t mem_used, mem_peak, mem_budget;
 	uint64_t mem_refused;		/* buffer allocations refused */
+	/* Bytes from / to addresses not validated (RFC 9000 §8.1): the
+	 * listener's datagrams and replies, and closed connections' bytes
+	 * before validation. */
+	uint64_t unvalidated_rx, unvalidated_tx;
 	uint64_t handoff_out, handoff_in, handoff_full;
 	uint64_t no_conn;		/* unknown CID, listener dropped */
 	uint64_t listener_replies;	/* VN, Retry, resets sent */

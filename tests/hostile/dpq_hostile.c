@@ -97,7 +97,11 @@ struct hx {
 	struct dpq_tls_ctx *tls;
 	double timeout;
 	const char *file;
-	unsigned int count;	/* halfopen: handshakes to open */
+	unsigned int count;	/* halfopen, spoof: Initials to send */
+	unsigned int streams;	/* noread: streams to open */
+	uint64_t window;	/* noread: our stream window (0: default) */
+	double duration;	/* noread: how long to hold on (s) */
+	struct sockaddr_in dst;	/* the server, for raw sockets */
 };
 
 static uint64_t
@@ -189,6 +193,7 @@ struct cli {
 	/* Pad the next datagram sent to this many bytes (0: no). */
 	size_t pad_first_to;
 	bool silent;		/* neither read nor answer the server */
+	bool no_read;		/* acknowledge, but never read stream data */
 };
 
 static int
@@ -245,6 +250,8 @@ app_data(struct dpq_conn *c, uint64_t id)
 	bool fin = false;
 	ssize_t n;
 
+	if (k->no_read)
+		return;		/* the data stays; no credit is given back */
 	while ((n = dpq_conn_stream_read(c, id, buf, sizeof(buf), &fin)) > 0)
 		k->bytes_in += (uint64_t)n;
 }
@@ -654,6 +661,153 @@ mode_halfopen(struct hx *h, bool ping)
 		return HX_FAIL;
 	}
 	printf("%s: PASS\n", mode);
+	return HX_PASS;
+}
+
+/*
+ * A client that asks and never reads (issue 7 §3): one connection opening
+ * --streams requests for --file (as many as the server's MAX_STREAMS lets
+ * at a time, the next ones as streams close) with a receive window of
+ * --window per stream, acknowledging everything but reading nothing, for
+ * --duration seconds; then it goes away without closing. The server must
+ * keep its memory within its budget and serve others meanwhile (the
+ * script measures that).
+ */
+static enum hx_rc
+mode_noread(struct hx *h)
+{
+	struct dpq_conn_conf conf;
+	unsigned int opened = 0;
+	uint64_t end, id;
+	struct cli k;
+
+	conf_default(&conf);
+	conf.max_stream_data = h->window;
+	conf.max_data = 64u << 20;
+	conf.idle_timeout_ms = 30000;
+	if (cli_start(h, &k, &conf, 0, NULL, 0) != 0)
+		return HX_ERR;
+	k.no_read = true;
+	if (!cli_handshake(&k, 10.0)) {
+		cli_free(&k);
+		return HX_ERR;
+	}
+	end = now_us() + (uint64_t)(h->duration * 1e6);
+	while (now_us() < end && !k.closed &&
+	       dpq_conn_state(k.c) < DPQ_CONN_CLOSING) {
+		while (opened < h->streams &&
+		       cli_request(&k, h->file, true, &id) == 0)
+			opened++;
+		cli_step(&k, 20);
+	}
+	printf("noread: %u of %u requests for %s sent, state %s after %.1f s
+",
+		opened, h->streams, h->file,
+		dpq_conn_state_str(dpq_conn_state(k.c)), h->duration);
+	cli_free(&k);
+	return opened > 0 ? HX_PASS : HX_FAIL;
+}
+
+/* Internet checksum of one buffer (RFC 1071). */
+static uint16_t
+csum(const uint8_t *p, size_t n, uint32_t sum)
+{
+	while (n > 1) {
+		sum += (uint32_t)(p[0] << 8 | p[1]);
+		p += 2;
+		n -= 2;
+	}
+	if (n)
+		sum += (uint32_t)(p[0] << 8);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * An Initial flood from spoofed sources (issue 7 §3): --count Initials,
+ * each carrying a real ClientHello under a fresh DCID, from random
+ * addresses in 198.19.0.0/16 and random ports, as fast as a raw socket
+ * takes them. Nothing comes back to us (the replies go to addresses that
+ * do not exist); the server's own counters say what it sent them.
+ */
+static enum hx_rc
+mode_spoof(struct hx *h)
+{
+	struct dpq_conn_conf conf = { .role = DPQ_ROLE_CLIENT };
+	uint8_t dcid[8], scid[8], pkt[1600];
+	uint64_t t0 = now_us(), sent = 0;
+	struct sockaddr_in to = h->dst;
+	unsigned int i;
+	struct cli k;
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (fd < 0 || setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one,
+			sizeof(one)) != 0) {
+		fprintf(stderr, "dpq-hostile: raw socket: %s
+",
+				strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return HX_ERR;
+	}
+	if (cli_start(h, &k, &conf, 0, NULL, 0) != 0 || k.ch_len == 0) {
+		cli_free(&k);
+		close(fd);
+		return HX_ERR;
+	}
+	memcpy(scid, k.c->scid.bytes, 8);
+	for (i = 0; i < h->count; i++) {
+		uint8_t *ip = pkt, *udp = pkt + 20, r[4];
+		ssize_t n;
+		size_t len;
+		uint32_t sum;
+
+		rnd(dcid, sizeof(dcid));
+		rnd(r, sizeof(r));
+		n = raw_initial(h, dcid, scid, k.ch, k.ch_len, 1200, pkt + 28,
+				sizeof(pkt) - 28);
+		if (n < 0)
+			break;
+		len = 28 + (size_t)n;
+		memset(ip, 0, 28);
+		ip[0] = 0x45;
+		ip[2] = (uint8_t)(len >> 8);
+		ip[3] = (uint8_t)len;
+		ip[6] = 0x40;		/* DF */
+		ip[8] = 64;
+		ip[9] = IPPROTO_UDP;
+		ip[12] = 198;
+		ip[13] = 19;
+		ip[14] = r[0];
+		ip[15] = (uint8_t)(r[1] | 1);
+		memcpy(ip + 16, &to.sin_addr, 4);
+		udp[0] = (uint8_t)(r[2] | 0x80);
+		udp[1] = r[3];
+		memcpy(udp + 2, &to.sin_port, 2);
+		udp[4] = (uint8_t)((len - 20) >> 8);
+		udp[5] = (uint8_t)(len - 20);
+		/* Pseudo-header + UDP header + payload. */
+		sum = (uint32_t)(ip[12] << 8 | ip[13]) + (uint32_t)(ip[14] << 8 |
+			ip[15]) + (uint32_t)(ip[16] << 8 | ip[17]) +
+			(uint32_t)(ip[18] << 8 | ip[19]) + IPPROTO_UDP +
+			(uint32_t)(len - 20);
+		sum = (uint16_t)~csum(udp, len - 20, sum);
+		udp[6] = (uint8_t)(csum(NULL, 0, sum) >> 8);
+		udp[7] = (uint8_t)csum(NULL, 0, sum);
+		if (sendto(fd, pkt, len, 0, (struct sockaddr *)&to,
+				sizeof(to)) == (ssize_t)len)
+			sent += (uint64_t)n;
+		else if (errno == ENOBUFS || errno == EAGAIN)
+			i--;	/* the queue is full: that is the line rate */
+	}
+	printf("spoof: %u Initials (%lu bytes of UDP payload) from "
+		"198.19.0.0/16 in %.2f s
+", h->count, (unsigned long)sent,
+		(double)(now_us() - t0) / 1e6);
+	cli_free(&k);
+	close(fd);
 	return HX_PASS;
 }
 
@@ -1366,13 +1520,14 @@ mode_silent(struct hx *h)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: dpq-hostile [--file PATH] [--count N] MODE "
-		"IP:PORT\n"
+	fprintf(stderr, "usage: dpq-hostile [--file PATH] [--count N] "
+		"[--streams N] [--window B] [--duration S] MODE IP:PORT\n"
 		"modes: garbage truncated small badaead version sreset "
 		"oversize\n       tp-ack-exp tp-udp-size tp-ack-delay "
 		"tp-cid-limit tp-dup tp-server-only\n       tp-truncated "
 		"crypto-initial crypto-1rtt flow-stream flow-conn\n"
-		"       flow-engine streams silent halfopen halfopen-ping\n");
+		"       flow-engine streams silent halfopen halfopen-ping "
+		"noread spoof\n");
 }
 
 static int
@@ -1412,7 +1567,8 @@ int
 main(int argc, char **argv)
 {
 	struct dpq_tls_ctx_conf tc = { 0 };
-	struct hx h = { .fd = -1, .file = "/big", .count = 5000 };
+	struct hx h = { .fd = -1, .file = "/big", .count = 5000,
+		.streams = 100, .duration = 10 };
 	const char *mode;
 	enum hx_rc rc = HX_ERR;
 	int i = 1;
@@ -1425,6 +1581,17 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc &&
 			   atoi(argv[i + 1]) > 0) {
 			h.count = (unsigned int)atoi(argv[i + 1]);
+			i += 2;
+		} else if (strcmp(argv[i], "--streams") == 0 && i + 1 < argc &&
+			   atoi(argv[i + 1]) > 0) {
+			h.streams = (unsigned int)atoi(argv[i + 1]);
+			i += 2;
+		} else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc) {
+			h.window = strtoull(argv[i + 1], NULL, 0);
+			i += 2;
+		} else if (strcmp(argv[i], "--duration") == 0 && i + 1 < argc &&
+			   atof(argv[i + 1]) > 0) {
+			h.duration = atof(argv[i + 1]);
 			i += 2;
 		} else {
 			usage();
@@ -1440,6 +1607,11 @@ main(int argc, char **argv)
 	if (h.fd < 0) {
 		fprintf(stderr, "dpq-hostile: bad address %s\n", argv[i + 1]);
 		return HX_ERR;
+	}
+	{
+		socklen_t sl = sizeof(h.dst);
+
+		getpeername(h.fd, (struct sockaddr *)&h.dst, &sl);
 	}
 	h.cc = dpq_crypto_create();
 	tc.role = DPQ_TLS_CLIENT;
@@ -1483,6 +1655,10 @@ main(int argc, char **argv)
 		rc = mode_halfopen(&h, false);
 	else if (strcmp(mode, "halfopen-ping") == 0)
 		rc = mode_halfopen(&h, true);
+	else if (strcmp(mode, "noread") == 0)
+		rc = mode_noread(&h);
+	else if (strcmp(mode, "spoof") == 0)
+		rc = mode_spoof(&h);
 	else {
 		size_t k;
 
