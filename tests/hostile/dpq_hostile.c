@@ -664,6 +664,10 @@ mode_halfopen(struct hx *h, bool ping)
 	return HX_PASS;
 }
 
+static void conf_default(struct dpq_conn_conf *conf);
+static int cli_request(struct cli *k, const char *path, bool fin,
+		uint64_t *id);
+
 /*
  * A client that asks and never reads (issue 7 §3): one connection opening
  * --streams requests for --file (as many as the server's MAX_STREAMS lets
@@ -700,8 +704,7 @@ mode_noread(struct hx *h)
 			opened++;
 		cli_step(&k, 20);
 	}
-	printf("noread: %u of %u requests for %s sent, state %s after %.1f s
-",
+	printf("noread: %u of %u requests for %s sent, state %s after %.1f s\n",
 		opened, h->streams, h->file,
 		dpq_conn_state_str(dpq_conn_state(k.c)), h->duration);
 	cli_free(&k);
@@ -745,8 +748,7 @@ mode_spoof(struct hx *h)
 	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	if (fd < 0 || setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one,
 			sizeof(one)) != 0) {
-		fprintf(stderr, "dpq-hostile: raw socket: %s
-",
+		fprintf(stderr, "dpq-hostile: raw socket: %s\n",
 				strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -803,8 +805,7 @@ mode_spoof(struct hx *h)
 			i--;	/* the queue is full: that is the line rate */
 	}
 	printf("spoof: %u Initials (%lu bytes of UDP payload) from "
-		"198.19.0.0/16 in %.2f s
-", h->count, (unsigned long)sent,
+		"198.19.0.0/16 in %.2f s\n", h->count, (unsigned long)sent,
 		(double)(now_us() - t0) / 1e6);
 	cli_free(&k);
 	close(fd);
