@@ -26,6 +26,7 @@ struct dpq_listener {
 	struct dpq_halfopen *halfopen;	/* NULL until set_slots */
 	struct dpq_bucket retry_bucket;
 	struct dpq_bucket reply_bucket;
+	struct dpq_bucket retry_reply_bucket;
 	struct dpq_listener_stats stats;
 	bool refuse;			/* new connections get CONNECTION_REFUSED */
 	char refuse_reason[DPQ_LISTENER_REASON_MAX + 1];
@@ -82,6 +83,8 @@ dpq_listener_cfg_default(struct dpq_listener_cfg *cfg)
 	cfg->stateless_reset = true;
 	cfg->reply_rate = 100;
 	cfg->reply_burst = 10;
+	cfg->retry_reply_rate = DPQ_LISTENER_RETRY_RATE;
+	cfg->retry_reply_burst = DPQ_LISTENER_RETRY_RATE / 10;
 	cfg->versions[0] = DPQ_VERSION_1;
 	cfg->n_versions = 1;
 	dpq_token_cfg_default(&cfg->token);
@@ -150,6 +153,8 @@ dpq_listener_create(const struct dpq_listener_cfg *cfg, struct dpq_crypto *cc,
 	l->rnd = *rnd;
 	dpq_bucket_init(&l->retry_bucket, cfg->retry_rate, cfg->retry_burst,
 			now);
+	dpq_bucket_init(&l->retry_reply_bucket, cfg->retry_reply_rate,
+			cfg->retry_reply_burst, now);
 	dpq_bucket_init(&l->reply_bucket, cfg->reply_rate, cfg->reply_burst,
 			now);
 	return l;
@@ -269,6 +274,9 @@ send_retry(struct dpq_listener *l, const struct dpq_pkt_hdr *h,
 	ssize_t tlen;
 	uint8_t *e;
 
+	if (l->cfg.retry_reply_rate != 0 &&
+	    !dpq_bucket_take(&l->retry_reply_bucket, now))
+		return drop(l, out, DPQ_LO_DROP_REPLY_RATE);
 	if (dpq_cid_gen(&l->cfg.cid, l->cfg.shard, &l->rnd, &scid) != 0)
 		return drop(l, out, DPQ_LO_DROP_INTERNAL);
 	memset(&ti, 0, sizeof(ti));

@@ -52,6 +52,9 @@
 /* §7.2: a client's first Destination CID is at least 8 bytes. */
 #define DPQ_LISTENER_MIN_CLIENT_DCID	8
 #define DPQ_LISTENER_MAX_VERSIONS	8
+/* Default Retry packets per second per shard (retry_reply_rate). */
+#define DPQ_LISTENER_RETRY_RATE		20000
+
 /* Largest reply: a VN echoing two 255-byte CIDs. */
 #define DPQ_LISTENER_REPLY_MAX		(7 + 2 * DPQ_MAX_CID_LEN_ANY + \
 		4 * DPQ_LISTENER_MAX_VERSIONS)
@@ -98,6 +101,11 @@ struct dpq_listener_cfg {
 	bool stateless_reset;		/* answer short headers with resets */
 	uint32_t reply_rate;		/* resets + INVALID_TOKEN closes /s */
 	uint32_t reply_burst;
+	/* Retry packets per second (each costs a token seal and an
+	 * integrity tag): a spoofed flood beyond this is dropped, cheaply,
+	 * instead of eating the shard's core. 0: unlimited. */
+	uint32_t retry_reply_rate;
+	uint32_t retry_reply_burst;
 	uint8_t sreset_key[DPQ_SRESET_KEY_MAX];	/* §10.3.2 static key */
 	uint8_t sreset_key_len;		/* 16..64 */
 	uint32_t versions[DPQ_LISTENER_MAX_VERSIONS];	/* for VN */
@@ -132,7 +140,7 @@ enum dpq_listen_outcome {
 	DPQ_LO_DROP_LONG_OTHER,		/* 0-RTT, Handshake, Retry: no conn */
 	DPQ_LO_DROP_SRESET_OFF,		/* resets disabled */
 	DPQ_LO_DROP_SRESET_SMALL,	/* trigger too short (§10.3.3) */
-	DPQ_LO_DROP_REPLY_RATE,		/* reset/close over the rate limit */
+	DPQ_LO_DROP_REPLY_RATE,		/* reset/close/Retry over its rate */
 	DPQ_LO_DROP_INTERNAL,		/* our own failure (crypto, no key) */
 	DPQ_LO_COUNT,
 };

@@ -117,7 +117,14 @@ done
 [ -S "$SOCK" ] || { echo "FAIL: no control socket"; cat "$TMP/dpquicd.log"; exit 1; }
 
 stats() {
-	"$CTL" -s "$SOCK" -t 5000 -r stats > "$1" 2>/dev/null || echo "{}" > "$1"
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$CTL" -s "$SOCK" -t 5000 -r stats > "$1" 2>/dev/null &&
+			grep -q '"shards"' "$1" && return 0
+		sleep 1
+	done
+	echo "{}" > "$1"
+	echo "   (no stats from the daemon)" >&2
 }
 
 # val FILE KEY: KEY summed over shards.

@@ -42,6 +42,10 @@ struct net {
 };
 
 static struct net *cur;
+/* Server shard's table (0: default) and whether the listener keeps its
+ * default half-open bounds (set before net_init). */
+static uint32_t srv_max_conns;
+static bool default_bounds;
 static struct rte_mempool *pool;
 
 /* ---- applications ------------------------------------------------------- */
@@ -141,13 +145,16 @@ net_init(struct net *n, uint64_t idle_ms)
 	sc.conn.idle_timeout_ms = idle_ms;
 	sc.drv = n->sd;
 	sc.conn.role = DPQ_ROLE_SERVER;
+	sc.max_conns = srv_max_conns;
 	sc.app.ops = &srv_app;
 	assert_int_equal(dpq_shard_create(&sc, &n->srv), 0);
 	dpq_listener_cfg_default(&lc);
 	/* One client address opens up to hundreds of handshakes at once:
 	 * what the half-open bounds (issue 7) treat as a flood. */
-	lc.halfopen.max_per_prefix = lc.halfopen.max_total;
-	lc.retry = DPQ_RETRY_NEVER;
+	if (!default_bounds) {
+		lc.halfopen.max_per_prefix = lc.halfopen.max_total;
+		lc.retry = DPQ_RETRY_NEVER;
+	}
 	lc.sreset_key_len = 32;
 	memset(lc.sreset_key, 7, 32);
 	n->l = dpq_listener_create(&lc, dpq_shard_crypto(n->srv), &rnd,
@@ -157,6 +164,7 @@ net_init(struct net *n, uint64_t idle_ms)
 
 	sc.drv = n->cd;
 	sc.conn.role = DPQ_ROLE_CLIENT;
+	sc.max_conns = 0;
 	sc.app.ops = &cli_app;
 	assert_int_equal(dpq_shard_create(&sc, &n->cli), 0);
 	/* The client takes its time base from its polls. */
@@ -443,6 +451,100 @@ test_peer_gone(void **state)
 	free(n);
 }
 
+/* ---- half-open connections cannot fill the table (issue 7) ------------ */
+
+#define HO_ATTACK	16
+
+static struct {
+	struct dpq_cid dcid[HO_ATTACK], scid[HO_ATTACK];
+	bool seen[HO_ATTACK];
+	unsigned int n;
+} ho;
+
+static bool
+ho_match(const uint8_t *cid, size_t len, const struct dpq_cid *set)
+{
+	for (unsigned int i = 0; i < ho.n; i++)
+		if (set[i].len == len && memcmp(set[i].bytes, cid, len) == 0)
+			return true;
+	return false;
+}
+
+/* Client to server: only the first datagram of each attacking
+ * connection goes through, so the server's side stays half-open. */
+static bool
+ho_c2s(void *arg, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	(void)arg;
+	if (m->data_len < 7 || !(d[0] & 0x80))
+		return true;
+	for (unsigned int i = 0; i < ho.n; i++) {
+		if (d[5] != ho.dcid[i].len ||
+		    memcmp(d + 6, ho.dcid[i].bytes, d[5]) != 0)
+			continue;
+		if (ho.seen[i])
+			return false;
+		ho.seen[i] = true;
+		return true;
+	}
+	return true;
+}
+
+/* Server to client: nothing reaches the attacking connections. */
+static bool
+ho_s2c(void *arg, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	(void)arg;
+	if (m->data_len >= 7 && (d[0] & 0x80))
+		return !ho_match(d + 6, d[5], ho.scid);
+	return m->data_len < 9 || !ho_match(d + 1, 8, ho.scid);
+}
+
+static bool
+one_established(struct net *n)
+{
+	return n->nsconn >= 1 && n->ncconn >= 1;
+}
+
+/* A table full of handshakes that never complete (the audit: 5,000
+ * Initials took all 4,096 slots for 30 s) still lets a client in: the
+ * oldest half-open connection is evicted for it. */
+static void
+test_halfopen_table(void **state)
+{
+	struct net n;
+	struct dpq_conn *c;
+
+	(void)state;
+	srv_max_conns = HO_ATTACK;
+	default_bounds = true;
+	memset(&ho, 0, sizeof(ho));
+	net_init(&n, 30000);
+	srv_max_conns = 0;
+	default_bounds = false;
+	memdrv_set_filter(n.cd, ho_c2s, NULL);
+	memdrv_set_filter(n.sd, ho_s2c, NULL);
+	for (unsigned int i = 0; i < HO_ATTACK; i++) {
+		assert_int_equal(dpq_shard_connect(n.cli, &n.saddr, &c), 0);
+		ho.dcid[ho.n] = *dpq_conn_dcid(c);
+		ho.scid[ho.n++] = *dpq_conn_scid(c);
+		run(&n, NULL, 20000);
+	}
+	run(&n, NULL, 500000);
+	assert_int_equal(n.nsconn, 0);
+	assert_true(stats(n.srv).conns_active >= HO_ATTACK - 1);
+	/* A real client: its handshake completes within a second. */
+	assert_int_equal(dpq_shard_connect(n.cli, &n.saddr, &c), 0);
+	assert_true(run(&n, one_established, 1000000));
+	assert_true(stats(n.srv).conns_evicted >= 1);
+	assert_true(stats(n.srv).halfopen <= HO_ATTACK);
+	net_free(&n);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -455,6 +557,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_idle_untouched),
 		cmocka_unit_test(test_ready_budget),
 		cmocka_unit_test(test_peer_gone),
+		cmocka_unit_test(test_halfopen_table),
 	};
 
 	(void)argc;
