@@ -898,8 +898,14 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	st->cwnd = c->cc.cwnd;
 	st->bytes_in_flight = c->cc.bytes_in_flight;
 	st->cipher_suite = c->cipher_suite;
-	st->unvalidated_rx = c->amp_recv;
-	st->unvalidated_tx = c->amp_sent;
+	st->unvalidated_rx = 0;
+	st->unvalidated_tx = 0;
+	for (unsigned int i = 0; i < DPQ_CONN_PATHS; i++) {
+		if (!c->paths[i].in_use)
+			continue;
+		st->unvalidated_rx += c->paths[i].amp_recv;
+		st->unvalidated_tx += c->paths[i].amp_sent;
+	}
 	st->auth_failures = c->ku.auth_failures;
 	st->created_us = c->created;
 	st->streams = c->nstreams;
