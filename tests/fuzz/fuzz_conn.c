@@ -170,13 +170,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rx += off;
 		if (t == DPQ_PKT_HANDSHAKE)
 			validated = true;	/* §8.1: proves the address */
-		dpq_conn_recv(c, dg, off, now);
+		dpq_conn_recv(c, dg, off, NULL, now);
 		off = 0;
 		if (now >= dpq_conn_next_timeout(c))
 			dpq_conn_on_timeout(c, now);
 		dpq_conn_poll(c, now);
 		for (guard = 0; guard < 32; guard++) {
-			ssize_t s = dpq_conn_send(c, out, sizeof(out), now);
+			ssize_t s = dpq_conn_send(c, out, sizeof(out), NULL,
+					now);
 
 			if (s <= 0)
 				break;
