@@ -197,6 +197,10 @@ struct dpq_conn_conf {
 	uint8_t fec_max_group;
 	struct dpq_fec_policy fec;
 	uint32_t fec_loss_prior_ppm;
+	/* Experiment (dpq-bench-fec): packets the peer reports rebuilt are
+	 * not a congestion event (docs/fec.md §8 says they are; the loss
+	 * meter still counts them). */
+	bool fec_cc_blind;
 	/* Speculative retransmission (docs/fec.md §11): DPQ_SPEC_* kinds of
 	 * datagrams sent twice, the copy spec_spacing_us later (0: a
 	 * quarter of the smoothed RTT within 2..20 ms; 5 ms before any RTT

@@ -140,9 +140,23 @@ add_seg(struct dpq_conn *c, const uint8_t *payload, uint8_t *repair,
 		.payload = payload, .repair = repair, .len = len };
 }
 
+/* A pause in sending longer than this (a quarter of the RTT, at least
+ * 1 ms) ends the open group: its members before the pause would wait a
+ * round trip for their REPAIR, long enough for loss detection to condemn
+ * a missing one first (RFC 9002 §6.1.2: 9/8 RTT). The REPAIR goes first
+ * in the packet after the pause. */
+static uint64_t
+pause_limit(const struct dpq_conn *c)
+{
+	uint64_t q = c->loss.rtt.smoothed / 4;
+
+	return q > 1000 ? q : 1000;
+}
+
 uint8_t *
 dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn, uint8_t *p,
-		uint8_t **end, bool *repair, uint64_t *first, uint32_t *count)
+		uint8_t **end, bool *repair, uint64_t *first, uint32_t *count,
+		uint64_t now)
 {
 	struct dpq_fec_tx *tx;
 	uint8_t *q, *data;
@@ -156,6 +170,9 @@ dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn, uint8_t *p,
 	if (tx->state == DPQ_FEC_TX_IDLE)
 		dpq_fec_tx_want(tx, group_wanted(c));	/* -ENOMEM: stay off */
 	dpq_fec_tx_begin_packet(tx, pn);
+	if (tx->state == DPQ_FEC_TX_OPEN && tx->count > 0 &&
+	    now > c->fec->member_sent + pause_limit(c))
+		dpq_fec_tx_close(tx);
 	if (dpq_fec_tx_frame_due(tx)) {
 		bool announce = tx->state == DPQ_FEC_TX_ANNOUNCE;
 
@@ -188,8 +205,10 @@ dpq_conn_fec_end_packet(struct dpq_conn *c, uint64_t pn,
 	if (ack_eliciting)
 		dpq_fec_meter_on_sent(&c->fec_meter, 1);
 	if (c->fec != NULL &&
-	    dpq_fec_tx_on_packet(&c->fec->tx, pn, len, ack_eliciting))
+	    dpq_fec_tx_on_packet(&c->fec->tx, pn, len, ack_eliciting)) {
 		add_seg(c, payload, NULL, (uint16_t)len);
+		c->fec->member_sent = c->now;
+	}
 }
 
 void
@@ -292,8 +311,9 @@ on_recovered(struct dpq_conn *c, const uint8_t *p, const uint8_t *end,
 	 * One declared lost before was counted then, by loss recovery and
 	 * by the meter. */
 	for (i = 0; i < r.count; i++) {
-		switch (dpq_loss_on_recovered(&c->loss, &c->cc,
-				DPQ_PN_SPACE_APP, r.pn[i], now)) {
+		switch (dpq_loss_on_recovered(&c->loss, c->conf.fec_cc_blind ?
+				NULL : &c->cc, DPQ_PN_SPACE_APP, r.pn[i],
+				now)) {
 		case DPQ_LOSS_REC_CONGESTION:
 			dpq_fec_meter_on_lost(&c->fec_meter, 1);
 			c->stats.fec_peer_recovered++;

@@ -356,6 +356,7 @@ struct dpq_conn_fec {
 	bool rx_has_repair;
 	struct dpq_fec_repair rx_repair;
 	uint64_t now;			/* of the packet being processed */
+	uint64_t member_sent;		/* when the last member left */
 };
 
 /* conn_fec.c: the XOR-FEC extension inside the connection. */
@@ -374,7 +375,7 @@ bool dpq_conn_fec_send_due(const struct dpq_conn *c);
  * with *first, *count). */
 uint8_t *dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn,
 		uint8_t *p, uint8_t **end, bool *repair, uint64_t *first,
-		uint32_t *count);
+		uint32_t *count, uint64_t now);
 /* The 1-RTT packet pn is complete, payload [payload, payload + len). */
 void dpq_conn_fec_end_packet(struct dpq_conn *c, uint64_t pn,
 		const uint8_t *payload, size_t len, bool ack_eliciting);

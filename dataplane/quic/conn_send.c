@@ -498,7 +498,7 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 		/* XOR-FEC (docs/fec.md §6): a due REPAIR frame goes first;
 		 * group members leave room for it. */
 		q = dpq_conn_fec_begin_packet(c, b->pn, b->p, &b->end, &repair,
-				&first, &count);
+				&first, &count, c->now);
 		if (q == NULL)
 			return false;
 		b->p = q;

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpq-bench-fec: what XOR-FEC and speculative retransmission buy and cost
+ * (docs/fec.md), through the emulated link in virtual time (emu/sim.h).
+ * Figures, not pass/fail.
+ *
+ * Downloads of 100 KB and 1 MB, 20 ms RTT, a 100 Mbit/s bottleneck with a
+ * 256 kB drop-tail queue (about one BDP), loss in both directions: none,
+ * random 1/2/5% and bursty 1/2/5% (Gilbert-Elliott, bursts of 3 datagrams
+ * on average). Each configuration runs --runs times with different seeds
+ * (the same seeds for every mode, so modes meet the same losses as far
+ * as their packets line up). Completion time is from the client's first
+ * Initial to the last byte, handshake included. Modes:
+ *
+ *   off        the extension not offered (plain QUIC)
+ *   fixed      repairs after every 8 packets
+ *   adapt      adaptive 4-16, each connection starting cold (no prior)
+ *   adapt+pr   adaptive 4-16, starting from the loss the earlier runs
+ *              saw (what a shard's prior gives a new connection)
+ *   spec       no FEC; handshake, tail and (none) repair datagrams twice
+ *   a+pr+spec  adaptive with prior, and speculative retransmission
+ *   fixed-blind  an experiment: fixed, but rebuilt packets are no
+ *              congestion signal (what FEC could give if congestion
+ *              control did not react to the losses it repairs)
+ *
+ * Also: rebuilt / lost packets (server to client), repair overhead (bytes
+ * of REPAIR frames / bytes sent) and copies sent; on the clean path, the
+ * goodput of a 20 MB download with adaptive FEC beside none, and the CPU
+ * of the run.
+ *
+ *   dpq-bench-fec [--runs N] [--quick] [--size BYTES] [--csv FILE]
+ * --csv writes one line per cell for bench/fec_plot.py (p99 vs loss).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/sim.h"
+
+#define MS	UINT64_C(1000000)
+#define SEC	(1000 * MS)
+
+enum mode { M_OFF, M_FIXED, M_ADAPT, M_ADAPT_PRIOR, M_SPEC,
+	M_ADAPT_SPEC, M_BLIND, M_COUNT };
+static const char *const mode_name[M_COUNT] = { "off", "fixed", "adapt",
+	"adapt+pr", "spec", "a+pr+spec", "fixed-blind" };
+
+struct lossc {
+	const char *kind;	/* "none", "random", "burst" */
+	double p;
+};
+static const struct lossc losses[] = {
+	{ "none", 0 }, { "random", 0.01 }, { "random", 0.02 },
+	{ "random", 0.05 }, { "burst", 0.01 }, { "burst", 0.02 },
+	{ "burst", 0.05 },
+};
+#define N_LOSS (sizeof(losses) / sizeof(losses[0]))
+static const uint64_t sizes[] = { 100000, 1000000 };
+#define N_SIZE (sizeof(sizes) / sizeof(sizes[0]))
+
+static unsigned int runs = 200;
+static FILE *csv;
+
+struct cell {
+	unsigned int ok, failed;
+	double *t;		/* ms, ok runs: start to last byte */
+	double *tx;		/* ms: handshake done to last byte */
+	uint64_t rebuilt, lost_link, repair_bytes, bytes_sent, copies;
+	double cpu;
+};
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of v[0..n), nearest rank. */
+static double
+quantile(double *v, unsigned int n, double q)
+{
+	size_t r;
+
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	r = (size_t)ceil(q * n);
+	return v[r == 0 ? 0 : r - 1];
+}
+
+static void
+link_spec(char *buf, size_t n, const struct lossc *l)
+{
+	int k = snprintf(buf, n, "delay=10ms,rate=100mbit,queue=256kb");
+
+	if (strcmp(l->kind, "random") == 0)
+		snprintf(buf + k, n - (size_t)k, ",loss=%g%%", l->p * 100);
+	else if (strcmp(l->kind, "burst") == 0)
+		snprintf(buf + k, n - (size_t)k, ",burst=%g%%/3", l->p * 100);
+}
+
+static void
+conf_for(struct dpq_sim_conf *c, const char *spec, uint64_t seed,
+		enum mode m, uint32_t prior_ppm)
+{
+	char err[160];
+
+	memset(c, 0, sizeof(*c));
+	if (dpq_linkem_conf_parse(&c->c2s, spec, err, sizeof(err)) != 0 ||
+	    dpq_linkem_conf_parse(&c->s2c, spec, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dpq-bench-fec: %s: %s\n", spec, err);
+		exit(1);
+	}
+	c->seed = seed;
+	c->c2s.seed = seed * 2 + 1;
+	c->s2c.seed = seed * 2 + 2;
+	c->client.max_data = c->server.max_data = 16 << 20;
+	c->client.max_stream_data = c->server.max_stream_data = 16 << 20;
+	if (m != M_OFF && m != M_SPEC) {
+		c->client.fec_max_group = c->server.fec_max_group = 64;
+		c->server.fec = m == M_FIXED || m == M_BLIND ?
+			(struct dpq_fec_policy){ DPQ_FEC_FIXED, 8, 8 } :
+			(struct dpq_fec_policy){ DPQ_FEC_ADAPTIVE, 16, 4 };
+		if (m == M_ADAPT_PRIOR || m == M_ADAPT_SPEC)
+			c->server.fec_loss_prior_ppm = prior_ppm;
+		c->server.fec_cc_blind = m == M_BLIND;
+	}
+	if (m == M_SPEC || m == M_ADAPT_SPEC)
+		c->client.spec_retx = c->server.spec_retx = DPQ_SPEC_HANDSHAKE |
+			DPQ_SPEC_TAIL | DPQ_SPEC_REPAIR;
+}
+
+static void
+run_cell(struct cell *cl, uint64_t bytes, const struct lossc *l, enum mode m)
+{
+	struct dpq_fec_prior prior = { 0 };
+	char spec[160];
+	unsigned int k;
+
+	memset(cl, 0, sizeof(*cl));
+	cl->t = calloc(runs, sizeof(*cl->t));
+	cl->tx = calloc(runs, sizeof(*cl->tx));
+	if (cl->t == NULL || cl->tx == NULL)
+		exit(1);
+	link_spec(spec, sizeof(spec), l);
+	for (k = 0; k < runs; k++) {
+		struct dpq_sim_conf c;
+		struct dpq_sim_xfer x = { .bytes = bytes, .streams = 1,
+			.max_ns = 600 * SEC };
+		struct dpq_sim_xfer_result r;
+		uint64_t lost;
+
+		conf_for(&c, spec, k + 1, m, dpq_fec_prior_ppm(&prior));
+		dpq_sim_transfer(&c, &x, &r);
+		cl->cpu += r.cpu_s;
+		lost = r.s2c.dropped[DPQ_LINKEM_DROP_LOSS] +
+			r.s2c.dropped[DPQ_LINKEM_DROP_BURST];
+		/* What the shard would fold when the connection closes. */
+		dpq_fec_prior_fold(&prior, r.server.pkts_sent,
+				r.server.pkts_lost + r.server.fec_peer_recovered);
+		if (!r.ok) {
+			cl->failed++;
+			continue;
+		}
+		cl->tx[cl->ok] = (double)r.stream_ns[0] / 1e6;
+		cl->t[cl->ok++] = (double)r.done_ns / 1e6;
+		cl->rebuilt += r.client.fec_recovered;
+		cl->lost_link += lost;
+		cl->repair_bytes += r.server.fec_repair_bytes;
+		cl->bytes_sent += r.server.bytes_sent;
+		cl->copies += r.server.spec_sent + r.client.spec_sent;
+	}
+}
+
+static void
+label(char *buf, size_t n, const struct lossc *l)
+{
+	if (l->p == 0)
+		snprintf(buf, n, "none");
+	else
+		snprintf(buf, n, "%s %g%%", l->kind, l->p * 100);
+}
+
+/* One table of median / p99 over cells[][] of t (total) or tx. */
+static void
+print_times(struct cell cells[N_LOSS][M_COUNT], bool xfer)
+{
+	unsigned int li, m;
+
+	printf("%-12s", "loss");
+	for (m = 0; m < M_COUNT; m++)
+		printf(" %13s", mode_name[m]);
+	printf("\n");
+	for (li = 0; li < N_LOSS; li++) {
+		char lbl[32];
+
+		label(lbl, sizeof(lbl), &losses[li]);
+		printf("%-12s", lbl);
+		for (m = 0; m < M_COUNT; m++) {
+			struct cell *cl = &cells[li][m];
+			double *v = xfer ? cl->tx : cl->t;
+			char b[32];
+
+			snprintf(b, sizeof(b), "%.0f/%.0f%s",
+					quantile(v, cl->ok, 0.5),
+					quantile(v, cl->ok, 0.99),
+					cl->failed ? "!" : "");
+			printf(" %13s", b);
+		}
+		printf("\n");
+	}
+}
+
+static void
+print_size(uint64_t bytes)
+{
+	static struct cell cells[N_LOSS][M_COUNT];
+	unsigned int li, m;
+	double cpu = 0;
+
+	for (li = 0; li < N_LOSS; li++)
+		for (m = 0; m < M_COUNT; m++) {
+			struct cell *cl = &cells[li][m];
+
+			run_cell(cl, bytes, &losses[li], (enum mode)m);
+			cpu += cl->cpu;
+			if (csv != NULL)
+				fprintf(csv, "%llu,%s,%g,%s,%u,%u,%.3f,%.3f,"
+						"%.3f,%.3f,%llu,%llu,%llu,%llu,"
+						"%llu\n",
+						(unsigned long long)bytes,
+						losses[li].kind, losses[li].p,
+						mode_name[m], cl->ok, cl->failed,
+						quantile(cl->t, cl->ok, 0.5),
+						quantile(cl->t, cl->ok, 0.99),
+						quantile(cl->tx, cl->ok, 0.5),
+						quantile(cl->tx, cl->ok, 0.99),
+						(unsigned long long)cl->rebuilt,
+						(unsigned long long)cl->lost_link,
+						(unsigned long long)cl->repair_bytes,
+						(unsigned long long)cl->bytes_sent,
+						(unsigned long long)cl->copies);
+		}
+	printf("\n%llu kB download, 20 ms RTT, 100 Mbit/s, 256 kB queue, "
+			"%u runs per cell\n\ncompletion time, ms from the "
+			"first Initial to the last byte: median / p99\n",
+			(unsigned long long)(bytes / 1000), runs);
+	print_times(cells, false);
+	printf("\ntransfer time, ms from the handshake's end to the last "
+			"byte: median / p99\n");
+	print_times(cells, true);
+	printf("\nrebuilt/lost (server to client) | repair bytes / bytes "
+			"sent | speculative copies per run\n");
+	printf("%-12s", "loss");
+	for (m = M_FIXED; m < M_COUNT; m++)
+		printf(" %17s", mode_name[m]);
+	printf("\n");
+	for (li = 0; li < N_LOSS; li++) {
+		char lbl[32];
+
+		label(lbl, sizeof(lbl), &losses[li]);
+		printf("%-12s", lbl);
+		for (m = M_FIXED; m < M_COUNT; m++) {
+			struct cell *cl = &cells[li][m];
+			char v[48];
+
+			if (m == M_SPEC)
+				snprintf(v, sizeof(v), "%.1f copies",
+					cl->ok ? (double)cl->copies / cl->ok :
+					0);
+			else
+				snprintf(v, sizeof(v), "%3.0f%% %4.1f%% %.0f",
+					cl->lost_link ? 100.0 * cl->rebuilt /
+					cl->lost_link : 0,
+					cl->bytes_sent ? 100.0 *
+					cl->repair_bytes / cl->bytes_sent : 0,
+					cl->ok ? (double)cl->copies / cl->ok :
+					0);
+			printf(" %17s", v);
+		}
+		printf("\n");
+	}
+	for (li = 0; li < N_LOSS; li++)
+		for (m = 0; m < M_COUNT; m++) {
+			free(cells[li][m].t);
+			free(cells[li][m].tx);
+		}
+	printf("(%.1f s of CPU; ! = some runs did not finish within 600 s "
+			"of virtual time)\n", cpu);
+	fflush(stdout);
+}
+
+/* Clean path, long transfer: adaptive FEC against none, goodput and CPU
+ * (nothing should differ: no loss, no repair). */
+static void
+clean_goodput(void)
+{
+	static const enum mode ms[2] = { M_OFF, M_ADAPT };
+	static const char *const spec = "delay=10ms,rate=1gbit,queue=2500kb";
+	double g[2][64], cpu[2] = { 0, 0 };
+	uint64_t rb = 0;
+	unsigned int i, k, n = runs < 20 ? runs : 20, ok[2] = { 0, 0 };
+
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < n; k++) {
+			struct dpq_sim_conf c;
+			struct dpq_sim_xfer x = { .bytes = 20000000,
+				.streams = 1, .max_ns = 600 * SEC };
+			struct dpq_sim_xfer_result r;
+
+			conf_for(&c, spec, k + 1, ms[i], 0);
+			dpq_sim_transfer(&c, &x, &r);
+			cpu[i] += r.cpu_s;
+			if (i == 1)
+				rb += r.server.fec_repair_bytes;
+			if (r.ok)
+				g[i][ok[i]++] = r.goodput_bps / 1e6;
+		}
+	printf("\nclean path, 20 MB, 20 ms RTT, 1 Gbit/s: goodput median of "
+			"%u runs: off %.1f Mbit/s, adaptive %.1f Mbit/s "
+			"(ratio %.4f); repair bytes %llu; CPU per run off %.3f s, "
+			"adaptive %.3f s (ratio %.3f)\n", n,
+			quantile(g[0], ok[0], 0.5), quantile(g[1], ok[1], 0.5),
+			quantile(g[1], ok[1], 0.5) / quantile(g[0], ok[0], 0.5),
+			(unsigned long long)rb, cpu[0] / n, cpu[1] / n,
+			cpu[1] / cpu[0]);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "size", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *csv_path = NULL;
+	uint64_t only = 0;
+	unsigned int i;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			runs = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end != '\0' || runs < 1 || runs > 100000) {
+				fprintf(stderr, "dpq-bench-fec: --runs wants "
+					"1..100000\n");
+				return 2;
+			}
+			break;
+		case 'q':
+			runs = 20;
+			break;
+		case 'c':
+			csv_path = optarg;
+			break;
+		case 's':
+			only = strtoull(optarg, &end, 10);
+			if (*end != '\0' || (only != sizes[0] &&
+			    only != sizes[1])) {
+				fprintf(stderr, "dpq-bench-fec: --size is "
+					"100000 or 1000000\n");
+				return 2;
+			}
+			break;
+		default:
+			fprintf(stderr, "usage: dpq-bench-fec [--runs N] "
+				"[--quick] [--size BYTES] [--csv FILE]\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (csv_path != NULL) {
+		csv = fopen(csv_path, "w");
+		if (csv == NULL) {
+			fprintf(stderr, "dpq-bench-fec: %s: %s\n", csv_path,
+				strerror(errno));
+			return 1;
+		}
+		fprintf(csv, "bytes,loss_kind,loss,mode,ok,failed,median_ms,"
+			"p99_ms,xfer_median_ms,xfer_p99_ms,rebuilt,lost,"
+			"repair_bytes,bytes_sent,copies\n");
+	}
+	printf("XOR-FEC and speculative retransmission through the emulated "
+		"link (virtual time)\nmodes: off = plain QUIC; fixed = a repair "
+		"per 8 packets; adapt = adaptive 4-16 from\nno loss; adapt+pr = "
+		"from the loss earlier runs saw (a shard's prior); spec =\n"
+		"handshake, tail and repair datagrams sent twice, spaced\n");
+	for (i = 0; i < N_SIZE; i++)
+		if (only == 0 || only == sizes[i])
+			print_size(sizes[i]);
+	if (only == 0)
+		clean_goodput();
+	if (csv != NULL)
+		fclose(csv);
+	return 0;
+}
