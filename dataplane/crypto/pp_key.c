@@ -128,6 +128,7 @@ key_install(struct dpq_crypto *cc, struct dpq_pp_key *key, enum dpq_aead alg,
 		break;
 	}
 	memcpy(key->iv, m->iv, DPQ_CRYPTO_IV_LEN);
+	memcpy(key->aead_raw, m->key, m->key_len);
 	memcpy(key->secret, secret, secret_len);
 	key->secret_len = (uint8_t)secret_len;
 	key->key_len = m->key_len;
@@ -204,6 +205,43 @@ dpq_pp_key_update(struct dpq_crypto *cc, struct dpq_pp_key *next,
 		gnutls_memset(next, 0, sizeof(*next));
 	gnutls_memset(&m, 0, sizeof(m));
 	gnutls_memset(secret, 0, sizeof(secret));
+	return rc;
+}
+
+int
+dpq_pp_key_save(const struct dpq_pp_key *key, struct dpq_pp_key_saved *s)
+{
+	if (key == NULL || s == NULL || key->alg == 0)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	memcpy(s->key, key->aead_raw, key->key_len);
+	memcpy(s->iv, key->iv, DPQ_CRYPTO_IV_LEN);
+	memcpy(s->hp, key->hp_raw, key->key_len);
+	memcpy(s->secret, key->secret, key->secret_len);
+	s->secret_len = key->secret_len;
+	s->alg = key->alg;
+	s->key_len = key->key_len;
+	return 0;
+}
+
+int
+dpq_pp_key_restore(struct dpq_crypto *cc, struct dpq_pp_key *key,
+		const struct dpq_pp_key_saved *s)
+{
+	struct dpq_pp_key_material m;
+	int rc;
+
+	if (cc == NULL || key == NULL || s == NULL ||
+	    dpq_aead_key_len((enum dpq_aead)s->alg) != s->key_len ||
+	    s->key_len == 0 || s->secret_len > DPQ_HKDF_HASH_MAX)
+		return -EINVAL;
+	memcpy(m.key, s->key, sizeof(m.key));
+	memcpy(m.iv, s->iv, sizeof(m.iv));
+	memcpy(m.hp, s->hp, sizeof(m.hp));
+	m.key_len = s->key_len;
+	rc = key_install(cc, key, (enum dpq_aead)s->alg, s->secret,
+			s->secret_len, &m, s->hp);
+	gnutls_memset(&m, 0, sizeof(m));
 	return rc;
 }
 

@@ -872,6 +872,15 @@ dpq_loss_on_path_change(struct dpq_loss *l, struct dpq_cc *cc,
 	set_timer(l, now);
 }
 
+void
+dpq_loss_trim(struct dpq_loss *l)
+{
+	int i;
+
+	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++)
+		dpq_sentmap_trim(&l->sp[i].sent);
+}
+
 int
 dpq_loss_discard_space(struct dpq_loss *l, struct dpq_cc *cc,
 		enum dpq_pn_space space, uint64_t now)
@@ -886,7 +895,8 @@ dpq_loss_discard_space(struct dpq_loss *l, struct dpq_cc *cc,
 	/* A.11 and B.9: out of flight without an ack or loss signal. */
 	if (cc != NULL)
 		dpq_cc_on_discard(cc, s->in_flight_bytes);
-	dpq_sentmap_clear(&s->sent);
+	/* The space is never used again: its blocks go back too. */
+	dpq_sentmap_destroy(&s->sent);
 	space_reset(s);
 	s->active = false;
 	l->pto_count = 0;

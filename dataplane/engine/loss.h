@@ -274,6 +274,10 @@ void dpq_loss_on_timeout(struct dpq_loss *l, struct dpq_cc *cc,
 uint32_t dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
 		uint32_t max_pkts, const struct dpq_loss_cb *cb);
 
+/* Give back sent-packet memory not in use (dpq_sentmap_trim() of every
+ * space): for a connection going idle. */
+void dpq_loss_trim(struct dpq_loss *l);
+
 /*
  * Keys of space were discarded (RFC 9002 §6.4, A.11; RFC 9001 §4.9): its
  * packets leave the map and cc's flight without being reported as acked

@@ -107,6 +107,27 @@ dpq_sentmap_destroy(struct dpq_sentmap *sm)
 	sm->nspare = 0;
 }
 
+void
+dpq_sentmap_trim(struct dpq_sentmap *sm)
+{
+	struct dpq_sentmap_block *b, *next;
+
+	for (b = sm->spare; b != NULL; b = next) {
+		next = b->next;
+		dpq_mem_free(&sm->mem, b);
+	}
+	sm->spare = NULL;
+	sm->nspare = 0;
+	if (sm->count != 0)
+		return;
+	for (b = sm->head; b != NULL; b = next) {
+		next = b->next;
+		dpq_mem_free(&sm->mem, b);
+	}
+	sm->head = sm->tail = NULL;
+	sm->nblocks = 0;
+}
+
 /* A block with room for need slots at the tail, linking a new one if
  * the tail is full; NULL if the allocator fails. */
 static struct dpq_sentmap_block *

@@ -189,6 +189,10 @@ int dpq_sentmap_init(struct dpq_sentmap *sm, const struct dpq_mem *mem,
 /* Give every block back to the allocator. The map is empty afterwards
  * and may be used again. */
 void dpq_sentmap_destroy(struct dpq_sentmap *sm);
+/* Give back the memory not in use: the spare blocks, and every block if
+ * no packet is outstanding (an idle connection). Appending allocates
+ * again. */
+void dpq_sentmap_trim(struct dpq_sentmap *sm);
 
 /* Forget every packet (keeps up to DPQ_SENTMAP_SPARE_BLOCKS blocks). */
 void dpq_sentmap_clear(struct dpq_sentmap *sm);

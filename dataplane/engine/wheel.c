@@ -81,6 +81,17 @@ expire_tick(const struct dpq_wheel *w, uint64_t expire)
 	return (expire & ((UINT64_C(1) << w->tick_shift) - 1)) ? t + 1 : t;
 }
 
+/* C with group `level` set to s and every lower group zero. */
+static uint64_t
+slot_tick(uint64_t c, unsigned int level, unsigned int s)
+{
+	unsigned int shift = level * DPQ_WHEEL_BITS;
+	uint64_t high = shift + DPQ_WHEEL_BITS >= 64 ? 0 :
+		c >> (shift + DPQ_WHEEL_BITS) << (shift + DPQ_WHEEL_BITS);
+
+	return high | (uint64_t)s << shift;
+}
+
 /* Put n where E (its tick) belongs relative to C; E <= C goes to `late`
  * (the due list, or the caller's list of timers firing now). */
 static void
@@ -100,6 +111,8 @@ insert(struct dpq_wheel *w, struct dpq_wheel_node *n, uint64_t e,
 	s = (unsigned int)(e >> (level * DPQ_WHEEL_BITS)) & MASK;
 	list_add_tail(&w->slot[level][s], &n->link);
 	w->bitmap[level] |= UINT64_C(1) << s;
+	if (w->horizon > slot_tick(w->tick, level, s))
+		w->horizon = slot_tick(w->tick, level, s);
 }
 
 void
@@ -110,6 +123,7 @@ dpq_wheel_init(struct dpq_wheel *w, uint64_t now, unsigned int tick_shift)
 	w->tick_shift = tick_shift > 20 ? 20 : tick_shift;
 	w->tick = now >> w->tick_shift;
 	w->armed = 0;
+	w->horizon = UINT64_MAX;
 	list_init(&w->due);
 	for (l = 0; l < DPQ_WHEEL_LEVELS; l++) {
 		w->bitmap[l] = 0;
@@ -127,17 +141,6 @@ dpq_wheel_arm(struct dpq_wheel *w, struct dpq_wheel_node *n, uint64_t expire)
 	if (expire == DPQ_WHEEL_NEVER)
 		return;
 	insert(w, n, expire_tick(w, expire), &w->due);
-}
-
-/* C with group `level` set to s and every lower group zero. */
-static uint64_t
-slot_tick(uint64_t c, unsigned int level, unsigned int s)
-{
-	unsigned int shift = level * DPQ_WHEEL_BITS;
-	uint64_t high = shift + DPQ_WHEEL_BITS >= 64 ? 0 :
-		c >> (shift + DPQ_WHEEL_BITS) << (shift + DPQ_WHEEL_BITS);
-
-	return high | (uint64_t)s << shift;
 }
 
 /* The next tick after C at which a slot is reached, or UINT64_MAX. */
@@ -192,12 +195,18 @@ dpq_wheel_advance(struct dpq_wheel *w, uint64_t now, dpq_wheel_fire_fn fire,
 	/* Armed at or before the last advance: due now. */
 	list_splice(&w->due, &expired);
 	fired += fire_list(w, &expired, fire, arg);
+	/* Nothing to reach yet: w->tick may lag behind now, harmless (a
+	 * timer armed meanwhile lands in a slot instead of the due list
+	 * and fires in the next advance that reaches it). */
+	if (target < w->horizon)
+		return fired;
 
 	while (w->tick < target) {
 		uint64_t next = next_tick(w);
 
 		if (next > target) {
 			w->tick = target;
+			w->horizon = next;
 			break;
 		}
 		w->tick = next;

@@ -58,6 +58,9 @@ struct dpq_wheel {
 	uint64_t tick;			/* every timer up to it has fired */
 	unsigned int tick_shift;	/* tick = 2^tick_shift us */
 	uint64_t armed;			/* timers armed */
+	/* No slot is reached before this tick: an advance short of it
+	 * (most polls) costs a comparison. */
+	uint64_t horizon;
 	uint64_t bitmap[DPQ_WHEEL_LEVELS];	/* non-empty slots */
 	struct dpq_wheel_link due;	/* armed at or before tick */
 	struct dpq_wheel_link slot[DPQ_WHEEL_LEVELS][DPQ_WHEEL_SLOTS];

@@ -162,7 +162,7 @@ dpq_conn_key_free(struct dpq_conn *c, struct dpq_pp_key **kp)
 static void
 build_local_tparams(struct dpq_conn *c, const struct dpq_conn_init *in)
 {
-	struct dpq_tparams *tp = &c->local_tp;
+	struct dpq_tparams *tp = &c->hss->local_tp;
 
 	dpq_tparams_init_defaults(tp);
 #define SET(id, field, v) do { tp->field = (v); \
@@ -233,6 +233,19 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	c->buf_mem = in->buf_mem != NULL ? *in->buf_mem : *mem;
 	c->rx_mem = (struct dpq_mem){ rx_alloc, rx_free, c };
 	c->budget = in->budget;
+	c->hss = dpq_mem_alloc(mem, sizeof(*c->hss));
+	if (c->hss == NULL) {
+		dpq_mem_free(mem, c);
+		return -ENOMEM;
+	}
+	memset(c->hss, 0, sizeof(*c->hss));
+	c->pns[DPQ_PN_SPACE_INITIAL].ackr = &c->hss->ackr[0];
+	c->pns[DPQ_PN_SPACE_HANDSHAKE].ackr = &c->hss->ackr[1];
+	c->pns[DPQ_PN_SPACE_APP].ackr = &c->ackr_app;
+	c->cs[DPQ_EPOCH_INITIAL] = &c->hss->cs[0];
+	c->cs[DPQ_EPOCH_0RTT] = &c->hss->cs[1];
+	c->cs[DPQ_EPOCH_HANDSHAKE] = &c->hss->cs[2];
+	c->cs[DPQ_EPOCH_1RTT] = &c->cs_1rtt;
 	conf_defaults(&c->conf, in->conf);
 	dpq_conn_keys_init(c);
 	c->role = in->conf->role;
@@ -286,13 +299,13 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
 		/* Initial and Handshake packets are acknowledged at once
 		 * (RFC 9000 §13.2.1); 1-RTT after max_ack_delay. */
-		dpq_ackr_init(&c->pns[i].ackr, i == DPQ_PN_SPACE_APP ?
+		dpq_ackr_init(c->pns[i].ackr, i == DPQ_PN_SPACE_APP ?
 				c->conf.max_ack_delay_ms * 1000 : 0);
 		c->largest_rx_pn[i] = DPQ_PN_NONE;
 	}
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
-		dpq_recvbuf_init_crypto(&c->cs[i].rb, &c->buf_mem);
-		dpq_sendbuf_init(&c->cs[i].sb, &c->buf_mem,
+		dpq_recvbuf_init_crypto(&c->cs[i]->rb, &c->buf_mem);
+		dpq_sendbuf_init(&c->cs[i]->sb, &c->buf_mem,
 				DPQ_CONN_CRYPTO_SEND_MAX);
 	}
 	lc.is_server = server;
@@ -329,12 +342,13 @@ fail_loss:
 	dpq_loss_destroy(&c->loss);
 fail_bufs:
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
-		dpq_recvbuf_free(&c->cs[i].rb);
-		dpq_sendbuf_free(&c->cs[i].sb);
+		dpq_recvbuf_free(&c->cs[i]->rb);
+		dpq_sendbuf_free(&c->cs[i]->sb);
 	}
 fail:
 	dpq_conn_key_free(c, &c->rx[DPQ_EPOCH_INITIAL]);
 	dpq_conn_key_free(c, &c->tx[DPQ_EPOCH_INITIAL]);
+	dpq_mem_free(mem, c->hss);
 	dpq_mem_free(mem, c);
 	return rc;
 }
@@ -355,21 +369,28 @@ dpq_conn_destroy(struct dpq_conn *c)
 	dpq_loss_destroy(&c->loss);
 	dpq_conn_keys_free(c);
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
-		dpq_recvbuf_free(&c->cs[i].rb);
-		dpq_sendbuf_free(&c->cs[i].sb);
+		if (c->cs[i] != NULL) {
+			dpq_recvbuf_free(&c->cs[i]->rb);
+			dpq_sendbuf_free(&c->cs[i]->sb);
+		}
 		dpq_conn_key_free(c, &c->rx[i]);
 		dpq_conn_key_free(c, &c->tx[i]);
 	}
+	dpq_conn_park_free(c);
 	mem = c->mem;
+	dpq_mem_free(&mem, c->rx_buffered);
+	dpq_mem_free(&mem, c->hss);
 	dpq_mem_free(&mem, c);
 }
 
 ssize_t
 dpq_conn_local_tparams(const struct dpq_conn *c, uint8_t *buf, size_t len)
 {
-	uint8_t *end = dpq_tparams_encode(buf, buf + len, c->role,
-			&c->local_tp);
+	uint8_t *end;
 
+	if (c->hss == NULL)
+		return -ENOENT;		/* the handshake is over */
+	end = dpq_tparams_encode(buf, buf + len, c->role, &c->hss->local_tp);
 	return end == NULL ? -ENOSPC : end - buf;
 }
 
@@ -385,9 +406,10 @@ dpq_conn_hs_send(struct dpq_conn *c, enum dpq_epoch epoch,
 	if ((unsigned int)epoch >= DPQ_EPOCH_COUNT ||
 	    epoch == DPQ_EPOCH_0RTT)
 		return -EINVAL;
-	if (dpq_conn_is_closing(c))
+	/* Closing, or bytes for a level whose state is gone. */
+	if (dpq_conn_is_closing(c) || c->cs[epoch] == NULL)
 		return 0;
-	n = dpq_sendbuf_append(&c->cs[epoch].sb, data, len, false);
+	n = dpq_sendbuf_append(&c->cs[epoch]->sb, data, len, false);
 	if (n < 0 || (size_t)n != len) {
 		dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
 				"handshake data exceeds the CRYPTO buffer");
@@ -572,7 +594,7 @@ tls_1rtt_scan(struct dpq_conn *c, const uint8_t *p, size_t n)
 void
 dpq_conn_deliver_crypto(struct dpq_conn *c, enum dpq_epoch e)
 {
-	struct dpq_recvbuf *rb = &c->cs[e].rb;
+	struct dpq_recvbuf *rb = &c->cs[e]->rb;
 	const uint8_t *p;
 	size_t n;
 
@@ -605,8 +627,8 @@ dpq_conn_discard_epoch(struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
 	dpq_conn_key_free(c, &c->rx[e]);
 	dpq_conn_key_free(c, &c->tx[e]);
 	dpq_loss_discard_space(&c->loss, &c->cc, sp, now);
-	dpq_sendbuf_discard(&c->cs[e].sb);
-	dpq_recvbuf_discard(&c->cs[e].rb);
+	dpq_sendbuf_discard(&c->cs[e]->sb);
+	dpq_recvbuf_discard(&c->cs[e]->rb);
 }
 
 void
@@ -722,10 +744,11 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		};
 		uint64_t d;
 
-		if (c->pns[i].discarded || c->tx[key_of[i]] == NULL ||
-		    !dpq_ackr_has_new(&c->pns[i].ackr))
+		if (c->pns[i].discarded ||
+		    !dpq_conn_has_tx_key(c, key_of[i]) ||
+		    !dpq_ackr_has_new(c->pns[i].ackr))
 			continue;
-		d = dpq_ackr_deadline(&c->pns[i].ackr);
+		d = dpq_ackr_deadline(c->pns[i].ackr);
 		if (d < t)
 			t = d;
 	}
@@ -798,6 +821,32 @@ dpq_conn_tx_done(struct dpq_conn *c, uint64_t now)
 	dpq_conn_keys_tx_done(c);
 }
 
+/* The handshake-only state goes once nothing can use it: the handshake
+ * is confirmed and the Initial and Handshake spaces are discarded (RFC
+ * 9001 §4.9). Here, between bursts, because a discard happens in the
+ * middle of processing a packet whose frames may still be walked. */
+static void
+hs_state_release(struct dpq_conn *c)
+{
+	static const enum dpq_epoch gone[] = { DPQ_EPOCH_INITIAL,
+		DPQ_EPOCH_0RTT, DPQ_EPOCH_HANDSHAKE };
+	unsigned int i;
+
+	if (c->hss == NULL || !c->hs_confirmed ||
+	    !c->pns[DPQ_PN_SPACE_INITIAL].discarded ||
+	    !c->pns[DPQ_PN_SPACE_HANDSHAKE].discarded)
+		return;
+	for (i = 0; i < 3; i++) {
+		dpq_recvbuf_free(&c->cs[gone[i]]->rb);
+		dpq_sendbuf_free(&c->cs[gone[i]]->sb);
+		c->cs[gone[i]] = NULL;
+	}
+	c->pns[DPQ_PN_SPACE_INITIAL].ackr = NULL;
+	c->pns[DPQ_PN_SPACE_HANDSHAKE].ackr = NULL;
+	dpq_mem_free(&c->mem, c->hss);
+	c->hss = NULL;
+}
+
 void
 dpq_conn_poll(struct dpq_conn *c, uint64_t now)
 {
@@ -807,6 +856,7 @@ dpq_conn_poll(struct dpq_conn *c, uint64_t now)
 	if (now >= dpq_conn_next_timeout(c))
 		dpq_conn_on_timeout(c, now);
 	dpq_conn_keys_prepare(c);
+	hs_state_release(c);
 }
 
 void *

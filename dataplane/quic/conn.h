@@ -443,6 +443,14 @@ int dpq_conn_key_update(struct dpq_conn *c);
 int dpq_conn_set_fec_policy(struct dpq_conn *c,
 		const struct dpq_fec_policy *p);
 
+/* The owner expects the connection to stay idle: give back the memory
+ * it can rebuild (the expanded 1-RTT keys, kept in saved form, their next
+ * generation, empty sent-packet blocks). The first call that sends or
+ * receives expands the keys again. Returns 0, or -EBUSY when something
+ * is pending or it is not established (nothing changed), -ENOMEM. */
+int dpq_conn_park(struct dpq_conn *c);
+bool dpq_conn_parked(const struct dpq_conn *c);
+
 /* Close with a transport (app=false) or application error: sends
  * CONNECTION_CLOSE, then closing for 3 PTO (RFC 9000 §10.2). */
 void dpq_conn_close(struct dpq_conn *c, bool app, uint64_t error_code,

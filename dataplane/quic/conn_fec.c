@@ -36,7 +36,7 @@ policy_ok(const struct dpq_fec_policy *p)
 void
 dpq_conn_fec_init(struct dpq_conn *c)
 {
-	struct dpq_tparams *tp = &c->local_tp;
+	struct dpq_tparams *tp = &c->hss->local_tp;
 	size_t n;
 
 	c->fec_policy = c->conf.fec;

@@ -110,7 +110,9 @@ struct dpq_ack_only {
 /* One packet number space (RFC 9000 §12.3). */
 struct dpq_pn_space_state {
 	uint64_t next_pn;
-	struct dpq_ackr ackr;
+	/* APP: the connection's ackr_app; Initial and Handshake: in the
+	 * handshake-only state (NULL once it is freed, the space discarded). */
+	struct dpq_ackr *ackr;
 	uint32_t probes;		/* PTO probes still to send */
 	bool discarded;			/* keys dropped (RFC 9001 §4.9) */
 	struct dpq_ack_only ack_only[DPQ_CONN_ACK_ONLY_TRACK];
@@ -160,6 +162,19 @@ struct dpq_conn_keys {
  * window + this, packets are dropped unacknowledged. */
 #define DPQ_CONN_RX_MEM_SLACK	(256u * 1024u)
 
+/* What only the handshake needs (memory per connection: an established
+ * connection does not carry it). Allocated with the connection, freed by
+ * dpq_conn_poll() once the handshake is confirmed and the Initial and
+ * Handshake spaces are discarded (RFC 9001 §4.9). */
+struct dpq_conn_hs_state {
+	struct dpq_ackr ackr[2];		/* Initial, Handshake */
+	struct dpq_crypto_stream cs[3];		/* Initial, 0-RTT, Handshake */
+	struct dpq_tparams local_tp;		/* ours, for the TLS service */
+	/* Client: token from a Retry, sent in every later Initial. */
+	uint8_t token[DPQ_CONN_TOKEN_MAX];
+	uint16_t token_len;
+};
+
 struct dpq_conn {
 	enum dpq_conn_state state;
 	enum dpq_role role;
@@ -205,8 +220,17 @@ struct dpq_conn {
 	struct dpq_cc cc;
 	uint64_t largest_rx_pn[DPQ_PN_SPACE_COUNT];
 
-	/* CRYPTO streams (Initial, Handshake, 1-RTT). */
-	struct dpq_crypto_stream cs[DPQ_EPOCH_COUNT];
+	/* CRYPTO streams by epoch: 1-RTT's is cs_1rtt, the others live in
+	 * the handshake-only state (NULL once it is freed). */
+	struct dpq_crypto_stream *cs[DPQ_EPOCH_COUNT];
+	struct dpq_crypto_stream cs_1rtt;
+	struct dpq_ackr ackr_app;
+	/* Handshake-only state; NULL once the handshake is confirmed and
+	 * the Initial and Handshake spaces are gone (dpq_conn_poll). */
+	struct dpq_conn_hs_state *hss;
+	/* Parked (dpq_conn_park): the 1-RTT keys in saved form, rx and tx
+	 * [1RTT] NULL until dpq_conn_unpark(). */
+	struct dpq_conn_parked *parked;
 	/* TLS message framing of the 1-RTT CRYPTO stream, followed to find
 	 * a KeyUpdate before it reaches TLS (RFC 9001 §6). */
 	struct {
@@ -215,8 +239,7 @@ struct dpq_conn {
 		uint8_t hdr_len;
 	} tls_1rtt;
 
-	/* Transport parameters. */
-	struct dpq_tparams local_tp;
+	/* Transport parameters (ours: hss->local_tp). */
 	struct dpq_tparams peer_tp;
 	bool peer_tp_set;
 	uint64_t idle_timeout_us;	/* negotiated (RFC 9000 §10.1) */
@@ -254,9 +277,6 @@ struct dpq_conn {
 	struct dpq_conn_close_info close;
 	bool ping_pending;		/* an ack-eliciting packet is wanted */
 
-	/* Client: token from a Retry, sent in every later Initial. */
-	uint8_t token[DPQ_CONN_TOKEN_MAX];
-	uint16_t token_len;
 	/* Paths (conn_path.c). c->dcid is the active path's. */
 	struct dpq_path paths[DPQ_CONN_PATHS];
 	uint8_t active;			/* index of the path we send on */
@@ -268,8 +288,9 @@ struct dpq_conn {
 	struct dpq_cc saved_cc;
 	/* The path of the packet being processed (frames answer on it). */
 	struct dpq_path *rx_path;
-	/* Packets waiting for their keys. */
-	struct dpq_rx_buffered rx_buffered[DPQ_CONN_RX_BUFFERED];
+	/* Packets waiting for their keys: DPQ_CONN_RX_BUFFERED slots,
+	 * allocated by the first one held, freed when none is left. */
+	struct dpq_rx_buffered *rx_buffered;
 	unsigned int n_rx_buffered;
 	/* Inside packet processing: keys installed from there (in-thread
 	 * TLS) release held packets when it returns, not re-entrantly. */
@@ -451,6 +472,18 @@ static inline bool
 dpq_conn_is_closing(const struct dpq_conn *c)
 {
 	return c->state >= DPQ_CONN_CLOSING;
+}
+
+/* conn_park.c: expand the parked 1-RTT keys again (0, or -ENOMEM: the
+ * connection is closed); free the saved form at destroy. */
+int dpq_conn_unpark(struct dpq_conn *c);
+void dpq_conn_park_free(struct dpq_conn *c);
+
+/* Write keys of epoch e installed (parked 1-RTT keys count). */
+static inline bool
+dpq_conn_has_tx_key(const struct dpq_conn *c, enum dpq_epoch e)
+{
+	return c->tx[e] != NULL || (e == DPQ_EPOCH_1RTT && c->parked != NULL);
 }
 
 /* The connection may have gained work outside the owner's recv, poll,

@@ -355,6 +355,8 @@ dpq_conn_key_update(struct dpq_conn *c)
 {
 	if (dpq_conn_is_closing(c))
 		return -EPIPE;
+	if (dpq_conn_unpark(c) != 0)
+		return -ENOMEM;
 	if (c->tx[DPQ_EPOCH_1RTT] == NULL || !c->hs_confirmed)
 		return -EAGAIN;
 	c->ku.requested = true;

@@ -104,9 +104,9 @@ on_crypto(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 	/* RFC 9002 §6.2.3: a client that sends its Initial CRYPTO data again
 	 * has not seen our Initial (or its ACK): resend ours now. */
 	if (c->role == DPQ_ROLE_SERVER && e == DPQ_EPOCH_INITIAL &&
-	    f->crypto.offset + f->crypto.len <= c->cs[e].rb.read_off)
+	    f->crypto.offset + f->crypto.len <= c->cs[e]->rb.read_off)
 		dpq_conn_resend_crypto_early(c);
-	rc = dpq_recvbuf_insert(&c->cs[e].rb, f->crypto.offset,
+	rc = dpq_recvbuf_insert(&c->cs[e]->rb, f->crypto.offset,
 			f->crypto.data, f->crypto.len, false);
 	if (rc < 0 && !dpq_err_is_transport(rc))
 		return rc;	/* -ENOMEM...: drop the packet unacknowledged */
@@ -115,7 +115,7 @@ on_crypto(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 	if (rc < 0)
 		return close_err(c, rc, f->type,
 				"CRYPTO data beyond the buffer");
-	if (dpq_recvbuf_readable(&c->cs[e].rb) > 0)
+	if (dpq_recvbuf_readable(&c->cs[e]->rb) > 0)
 		*deliver = true;
 	return 0;
 }
@@ -401,8 +401,8 @@ on_retry(struct dpq_conn *c, const uint8_t *pkt, const struct dpq_pkt_hdr *h)
 		return -EINVAL;		/* §17.2.5.2: SCID must change */
 	if (h->token_len > DPQ_CONN_TOKEN_MAX)
 		return -EMSGSIZE;
-	memcpy(c->token, h->token, h->token_len);
-	c->token_len = (uint16_t)h->token_len;
+	memcpy(c->hss->token, h->token, h->token_len);
+	c->hss->token_len = (uint16_t)h->token_len;
 	c->retry_done = true;
 	c->retry_scid = scid;
 	c->dcid = scid;
@@ -447,6 +447,13 @@ buffer_packet(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 	if (c->n_rx_buffered >= DPQ_CONN_RX_BUFFERED ||
 	    len > sizeof(b->data))
 		return -ENOBUFS;
+	/* Memory only while packets wait (most connections: never). */
+	if (c->rx_buffered == NULL) {
+		c->rx_buffered = dpq_mem_alloc(&c->mem, DPQ_CONN_RX_BUFFERED *
+				sizeof(*c->rx_buffered));
+		if (c->rx_buffered == NULL)
+			return -ENOMEM;
+	}
 	b = &c->rx_buffered[c->n_rx_buffered++];
 	memcpy(b->data, pkt, len);
 	b->len = (uint16_t)len;
@@ -480,6 +487,8 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 	int rc;
 
 	/* Key work between packets, never while one is opened (§9.5). */
+	if (dpq_conn_unpark(c) != 0)
+		return -ENOMEM;
 	dpq_conn_keys_prepare(c);
 	rc = dpq_pkt_parse(pkt, pkt + len, c->scid.len, h);
 	if (rc != 0)
@@ -623,7 +632,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 				"reserved bits set");
 		return -EPROTO;
 	}
-	if (dpq_ackr_is_duplicate(&c->pns[sp].ackr, op->pn))
+	if (dpq_ackr_is_duplicate(c->pns[sp].ackr, op->pn))
 		return -EALREADY;	/* §12.3 */
 	/* The path it came on; a new one only for an authenticated packet
 	 * (§9.3), and none before the handshake is confirmed (§9). */
@@ -670,7 +679,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	if (rc != 0)
 		return rc;
 
-	if (dpq_ackr_record(&c->pns[sp].ackr, op->pn, eliciting,
+	if (dpq_ackr_record(c->pns[sp].ackr, op->pn, eliciting,
 			DPQ_ECN_NOT_ECT, now) == 0 &&
 	    (c->largest_rx_pn[sp] == DPQ_PN_NONE ||
 	     op->pn > c->largest_rx_pn[sp]))
@@ -750,7 +759,7 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 		size_t len, uint64_t now)
 {
 	bool deliver[DPQ_EPOCH_COUNT] = { false };
-	struct dpq_ackr *a = &c->pns[DPQ_PN_SPACE_APP].ackr;
+	struct dpq_ackr *a = c->pns[DPQ_PN_SPACE_APP].ackr;
 	bool eliciting = false, non_probing = false;
 	struct dpq_trace_pkt tp;
 	int rc, i;
@@ -910,6 +919,10 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 			c->rx_buffered[kept++] = c->rx_buffered[i];
 	}
 	c->n_rx_buffered = kept;
+	if (kept == 0) {
+		dpq_mem_free(&c->mem, c->rx_buffered);
+		c->rx_buffered = NULL;
+	}
 	for (i = 0; i < ready && c->state < DPQ_CONN_DRAINING; i++) {
 		struct dpq_pkt_hdr h;
 		bool stop = false;

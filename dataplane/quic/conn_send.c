@@ -70,8 +70,8 @@ room_for_rec(const struct pkt_build *b)
 static bool
 ack_wanted(const struct dpq_conn *c, enum dpq_pn_space sp, uint64_t now)
 {
-	return dpq_ackr_has_new(&c->pns[sp].ackr) &&
-		dpq_ackr_ack_due(&c->pns[sp].ackr, now);
+	return dpq_ackr_has_new(c->pns[sp].ackr) &&
+		dpq_ackr_ack_due(c->pns[sp].ackr, now);
 }
 
 static bool
@@ -97,10 +97,10 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
 {
 	enum dpq_pn_space sp = dpq_epoch_space(e);
 
-	if (c->tx[e] == NULL || c->pns[sp].discarded)
+	if (!dpq_conn_has_tx_key(c, e) || c->pns[sp].discarded)
 		return false;
 	if (ack_wanted(c, sp, now) || c->pns[sp].probes > 0 ||
-	    dpq_sendbuf_pending(&c->cs[e].sb))
+	    dpq_sendbuf_pending(&c->cs[e]->sb))
 		return true;
 	if (e != DPQ_EPOCH_1RTT || !c->hs_complete)
 		return false;
@@ -113,7 +113,7 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
 static void
 write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 {
-	struct dpq_ackr *a = &c->pns[b->sp].ackr;
+	struct dpq_ackr *a = c->pns[b->sp].ackr;
 	struct dpq_ack_range ranges[DPQ_ACKR_MAX_RANGES];
 	uint64_t delay;
 	uint8_t *q;
@@ -150,7 +150,7 @@ write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 static void
 write_crypto(struct dpq_conn *c, struct pkt_build *b)
 {
-	struct dpq_sendbuf *sb = &c->cs[b->e].sb;
+	struct dpq_sendbuf *sb = &c->cs[b->e]->sb;
 
 	while (room_for_rec(b) && dpq_sendbuf_pending(sb)) {
 		size_t max, room = (size_t)(b->end - b->p);
@@ -478,8 +478,8 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 		};
 
 		if (e == DPQ_EPOCH_INITIAL && c->role == DPQ_ROLE_CLIENT) {
-			d.token = c->token;
-			d.token_len = c->token_len;
+			d.token = c->hss->token;
+			d.token_len = c->hss->token_len;
 		}
 		q = dpq_pkt_write_long(buf, b->end, &d, &b->len_field);
 	}
@@ -576,7 +576,7 @@ dpq_conn_ack_only_acked(struct dpq_conn *c, enum dpq_pn_space sp,
 			continue;
 		for (k = 0; k < n; k++) {
 			if (a->pn >= r[k].smallest && a->pn <= r[k].largest) {
-				dpq_ackr_on_ack_acked(&ps->ackr,
+				dpq_ackr_on_ack_acked(ps->ackr,
 						a->largest_plus1 - 1);
 				a->largest_plus1 = 0;
 				break;
@@ -841,7 +841,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		 * might turn out empty and be skipped. */
 		has_initial = e == DPQ_EPOCH_INITIAL &&
 			(c->role == DPQ_ROLE_CLIENT ||
-			 dpq_sendbuf_pending(&c->cs[e].sb) ||
+			 dpq_sendbuf_pending(&c->cs[e]->sb) ||
 			 c->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
 		min_len = has_initial && off < DPQ_MIN_INITIAL_DATAGRAM ?
 			DPQ_MIN_INITIAL_DATAGRAM - off : 0;
@@ -880,6 +880,11 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 	 * them until the caller sealed it (deferred: dpq_conn_tx_done). */
 	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
 		return 0;
+	/* A parked connection expands its keys only to send something. */
+	if (c->parked != NULL) {
+		if (!dpq_conn_wants_send(c, now) || dpq_conn_unpark(c) != 0)
+			return 0;
+	}
 	/* A key update that is due starts here (RFC 9001 §6.1); the old
 	 * write keys stay until dpq_conn_tx_done(). */
 	dpq_conn_keys_prepare(c);
@@ -995,7 +1000,7 @@ dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap,
 void
 dpq_conn_resend_initial(struct dpq_conn *c)
 {
-	struct dpq_sendbuf *sb = &c->cs[DPQ_EPOCH_INITIAL].sb;
+	struct dpq_sendbuf *sb = &c->cs[DPQ_EPOCH_INITIAL]->sb;
 
 	if (sb->sent_off > sb->acked_off)
 		dpq_sendbuf_on_lost(sb, sb->acked_off,
@@ -1044,10 +1049,11 @@ dpq_conn_resend_crypto_early(struct dpq_conn *c)
 
 /* ---- acknowledged and lost frames (loss recovery callbacks) --------- */
 
+/* NULL for a space whose handshake-only state is gone. */
 static struct dpq_crypto_stream *
 crypto_of_space(struct dpq_conn *c, enum dpq_pn_space sp)
 {
-	return &c->cs[sp == DPQ_PN_SPACE_INITIAL ? DPQ_EPOCH_INITIAL :
+	return c->cs[sp == DPQ_PN_SPACE_INITIAL ? DPQ_EPOCH_INITIAL :
 		sp == DPQ_PN_SPACE_HANDSHAKE ? DPQ_EPOCH_HANDSHAKE :
 		DPQ_EPOCH_1RTT];
 }
@@ -1080,6 +1086,8 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 			dpq_conn_stream_events(c, qs);
 			break;
 		case DPQ_SENT_REC_CRYPTO:
+			if (crypto_of_space(c, sp) == NULL)
+				break;
 			if (acked)
 				dpq_sendbuf_on_acked(&crypto_of_space(c, sp)->sb,
 						r->crypto.off, r->len, false);
@@ -1088,8 +1096,8 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 						r->crypto.off, r->len, false);
 			break;
 		case DPQ_SENT_REC_ACK:
-			if (acked)
-				dpq_ackr_on_ack_acked(&c->pns[sp].ackr,
+			if (acked && c->pns[sp].ackr != NULL)
+				dpq_ackr_on_ack_acked(c->pns[sp].ackr,
 						r->ack.largest);
 			break;
 		case DPQ_SENT_REC_HANDSHAKE_DONE:

@@ -58,6 +58,7 @@ struct conn_slot {
 	struct dpq_wheel_node timer;	/* at dpq_conn_next_timeout() */
 	struct ready_link ready;	/* on the ready list when linked */
 	struct dpq_conn *c;
+	uint64_t last_active;		/* datagram or wake-up: not timers */
 	uint16_t gen;
 	bool hs_counted;
 	uint32_t live_pos;		/* index in s->live */
@@ -81,6 +82,7 @@ struct dpq_shard {
 	struct ready_link ready;	/* connections to touch */
 	struct dpq_wheel wheel;
 	uint64_t now;			/* of the latest poll */
+	uint64_t park_after;		/* us; UINT64_MAX: never */
 	bool polled;
 	struct dpq_shard_stats stats;
 	/* Recent loss of closed connections: the XOR-FEC meter's prior. */
@@ -196,8 +198,10 @@ shard_wake(void *arg, struct dpq_conn *c)
 	struct dpq_shard *s = arg;
 	uint32_t idx = (uint32_t)(uintptr_t)dpq_conn_owner(c);
 
-	if (idx < s->conf.max_conns && s->slots[idx].c == c)
+	if (idx < s->conf.max_conns && s->slots[idx].c == c) {
+		s->slots[idx].last_active = s->now;
 		ready_add(s, &s->slots[idx]);
+	}
 }
 
 /* Its timer fired. */
@@ -209,15 +213,19 @@ shard_timer(void *arg, struct dpq_wheel_node *n)
 	ready_add(arg, sl);
 }
 
-/* The timer at the connection's next timeout. One due already (or an
- * ACK deadline the builder could not meet) fires at the next tick, not
- * again in this poll: a connection that reports a past time cannot make
- * the shard spin. */
+/* The timer at the connection's next timeout, or earlier at the time to
+ * park it if it is not parked yet. One due already (or an ACK deadline
+ * the builder could not meet) fires at the next tick, not again in this
+ * poll: a connection that reports a past time cannot make the shard
+ * spin. */
 static void
 timer_rearm(struct dpq_shard *s, struct conn_slot *sl, uint64_t now)
 {
 	uint64_t t = dpq_conn_next_timeout(sl->c);
 
+	if (s->park_after != UINT64_MAX && !dpq_conn_parked(sl->c) &&
+	    sl->last_active + s->park_after < t)
+		t = sl->last_active + s->park_after;
 	if (t <= now)
 		t = now + (UINT64_C(1) << WHEEL_TICK_SHIFT);
 	if (t != sl->timer.expire || !dpq_wheel_armed(&sl->timer))
@@ -246,6 +254,9 @@ dpq_shard_create(const struct dpq_shard_conf *conf, struct dpq_shard **out)
 	s->buf_mem = dpq_membudget_buf_mem(&s->budget);
 	max = conf->max_conns ? conf->max_conns : 4096;
 	s->conf.max_conns = max;
+	s->park_after = conf->park_after_ms == UINT32_MAX ? UINT64_MAX :
+		(uint64_t)(conf->park_after_ms ? conf->park_after_ms : 1000) *
+		1000;
 	if (s->conf.conn.scid_len == 0)
 		s->conf.conn.scid_len = 8;
 	s->rng = rte_rdtsc() ^ ((uint64_t)conf->shard_id << 32) ^
@@ -490,6 +501,7 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in)
 	}
 	s->stats.conns_active = s->nlive;
 	/* Touched in this poll: its first flight, and its timer. */
+	sl->last_active = in->now;
 	ready_add(s, sl);
 	if (slot_add_cid(s, idx, &in->scid) != 0 ||
 	    s->conf.hs.attach(s->conf.hs.arg, c,
@@ -851,6 +863,7 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 		struct rte_mbuf *m = b->m[i];
 		struct dpq_rx_info ri;
 
+		sl->last_active = now;
 		ready_add(s, sl);
 		if (b->ops[i].status != 0) {
 			dpq_conn_rx_failed(sl->c, b->ops[i].pkt, m->data_len,
@@ -902,6 +915,7 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 			rx_batch_run(s, b, now);
 		return;
 	}
+	s->slots[idx].last_active = now;
 	ready_add(s, &s->slots[idx]);
 	rx_info_of(m, &ri);
 	dpq_conn_recv(s->slots[idx].c, d, m->data_len, &ri, now);
@@ -1001,6 +1015,12 @@ run_ready(struct dpq_shard *s, uint64_t now)
 		if (sl->c == NULL || sl->gen != t.gen[i])
 			continue;	/* freed */
 		dpq_conn_tx_done(sl->c, now);
+		/* Quiet for park_after: its memory shrinks (dpq_conn_park
+		 * refuses while anything is pending). */
+		if (s->park_after != UINT64_MAX && !ready_linked(sl) &&
+		    now - sl->last_active >= s->park_after &&
+		    !dpq_conn_parked(sl->c) && dpq_conn_park(sl->c) == 0)
+			s->stats.conns_parked++;
 		timer_rearm(s, sl, now);
 	}
 	return work;

@@ -78,6 +78,10 @@ struct dpq_shard_conf {
 	 * DPQ_SHARD_MEM_BUDGET): stream and CRYPTO buffers stop there, and
 	 * receive windows stop growing at half of it. */
 	uint64_t mem_budget;
+	/* A connection without traffic this long is parked (dpq_conn_park:
+	 * its memory shrinks to what an idle one needs). 0: 1000 ms;
+	 * UINT32_MAX: never. */
+	uint32_t park_after_ms;
 	/* Server: rings into every shard (index = shard id) for datagrams
 	 * whose CID names another shard; NULL with one shard. */
 	struct rte_ring **handoff;
@@ -114,6 +118,7 @@ struct dpq_shard_stats {
 	 * timers fired. An idle connection adds to neither. */
 	uint64_t conns_touched;
 	uint64_t timers_fired;
+	uint64_t conns_parked;		/* times a connection was parked */
 	/* Why connections ended. */
 	uint64_t closed_idle;		/* idle timeout (RFC 9000 §10.1) */
 	uint64_t closed_handshake_timeout; /* handshake deadline passed */

@@ -259,6 +259,66 @@ test_destroy_zeroes(void **state)
 	free(k);
 }
 
+/* A key saved in compact form and restored is the same key: same AEAD
+ * tables, HP key, iv and secret (also after a key update, whose HP key
+ * is not derived from its own secret); bad saved forms are refused. */
+static void
+test_save_restore(void **state)
+{
+	struct dpq_pp_key *k, *next, *r;
+	struct dpq_pp_key_saved sv;
+	uint64_t s = 9;
+	int alg;
+
+	(void)state;
+	k = aligned_alloc(64, sizeof(*k));
+	next = aligned_alloc(64, sizeof(*next));
+	r = aligned_alloc(64, sizeof(*r));
+	assert_non_null(k);
+	assert_non_null(next);
+	assert_non_null(r);
+	for (alg = DPQ_AEAD_AES_128_GCM; alg <= DPQ_AEAD_CHACHA20_POLY1305;
+			alg++) {
+		size_t slen = alg == DPQ_AEAD_AES_256_GCM ? 48 : 32;
+		uint8_t sec[48], in[16], m1[16], m2[16];
+
+		test_fill(sec, sizeof(sec), &s);
+		assert_int_equal(dpq_pp_key_init(cc, k, alg, sec, slen), 0);
+		assert_int_equal(dpq_pp_key_update(cc, next, k), 0);
+		assert_int_equal(dpq_pp_key_save(next, &sv), 0);
+		assert_int_equal(dpq_pp_key_restore(cc, r, &sv), 0);
+		assert_int_equal(r->alg, next->alg);
+		assert_int_equal(r->key_len, next->key_len);
+		assert_int_equal(r->secret_len, slen);
+		assert_memory_equal(r->secret, next->secret, slen);
+		assert_memory_equal(r->iv, next->iv, DPQ_CRYPTO_IV_LEN);
+		assert_memory_equal(r->hp_raw, k->hp_raw, r->key_len);
+		if (alg == DPQ_AEAD_CHACHA20_POLY1305) {
+			assert_memory_equal(r->aead.chacha, next->aead.chacha,
+					32);
+		} else {
+			assert_memory_equal(&r->aead.gcm, &next->aead.gcm,
+					sizeof(r->aead.gcm));
+			test_fill(in, sizeof(in), &s);
+			assert_int_equal(dpq_crypto_aes_ecb_encrypt(cc,
+					&r->hp_aes, in, m1, 1), 0);
+			assert_int_equal(dpq_crypto_aes_ecb_encrypt(cc,
+					&k->hp_aes, in, m2, 1), 0);
+			assert_memory_equal(m1, m2, 16);
+		}
+		dpq_pp_key_destroy(r);
+		/* A saved form that does not fit its algorithm. */
+		sv.key_len = 7;
+		assert_int_equal(dpq_pp_key_restore(cc, r, &sv), -EINVAL);
+		dpq_pp_key_destroy(k);
+		dpq_pp_key_destroy(next);
+	}
+	assert_int_equal(dpq_pp_key_save(k, &sv), -EINVAL);	/* zeroed */
+	free(k);
+	free(next);
+	free(r);
+}
+
 static void
 test_suite_mapping(void **state)
 {
@@ -376,6 +436,7 @@ main(void)
 		cmocka_unit_test(test_a5_chacha_keys_and_update),
 		cmocka_unit_test(test_key_update_sha384),
 		cmocka_unit_test(test_destroy_zeroes),
+		cmocka_unit_test(test_save_restore),
 		cmocka_unit_test(test_suite_mapping),
 		cmocka_unit_test(test_hkdf_bad_input),
 		cmocka_unit_test(test_nonce),

@@ -300,7 +300,7 @@ cli_start(struct hx *h, struct cli *k, const struct dpq_conn_conf *conf,
 	if (dpq_conn_create(&in, &k->c) != 0)
 		return -1;
 	dpq_conn_set_app_ctx(k->c, k);
-	k->c->local_tp.present &= ~drop_tp;
+	k->c->hss->local_tp.present &= ~drop_tp;
 	n = dpq_conn_local_tparams(k->c, tp, DPQ_TPARAMS_MAX_LEN);
 	if (n < 0 || (size_t)n + extra_len > sizeof(tp))
 		return -1;
@@ -466,8 +466,10 @@ inject(struct cli *k, enum dpq_epoch e, const uint8_t *frames, size_t flen,
 		d.dcid_len = c->dcid.len;
 		d.scid = c->scid.bytes;
 		d.scid_len = c->scid.len;
-		d.token = c->token;
-		d.token_len = c->token_len;
+		if (c->hss != NULL) {	/* gone after the handshake */
+			d.token = c->hss->token;
+			d.token_len = c->hss->token_len;
+		}
 		d.pn = pn;
 		d.pn_len = 4;
 		pl = dpq_pkt_write_long(buf, end, &d, &lenf);

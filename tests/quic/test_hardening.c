@@ -399,7 +399,7 @@ test_ack_only_untracked(void **state)
 	/* The map holds what is in flight, not one entry per ACK sent. */
 	assert_true(dpq_sentmap_count(&sv->loss.sp[DPQ_PN_SPACE_APP].sent) <
 			64);
-	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr.n > 32);
+	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr->n > 32);
 	/* The client acknowledges everything the server sent: the server
 	 * stops reporting what its acknowledged ACK frames covered
 	 * (RFC 9000 §13.2.4). */
@@ -409,7 +409,7 @@ test_ack_only_untracked(void **state)
 			&r, 1, 0, NULL) - frames);
 	client_says(&p, pn, frames, flen);
 	assert_int_equal(dpq_conn_state(sv), DPQ_CONN_ESTABLISHED);
-	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr.n <= 2);
+	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr->n <= 2);
 	pair_free(&p);
 }
 

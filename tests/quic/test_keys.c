@@ -127,8 +127,8 @@ run_tls_key_update(bool to_client)
 	start_pair(&p, to_client ? 41 : 42);
 	from = to_client ? p.server : p.client;
 	to = to_client ? p.client : p.server;
-	off = from->cs[DPQ_EPOCH_1RTT].sb.sent_off;
-	assert_int_equal(to->cs[DPQ_EPOCH_1RTT].rb.read_off, off);
+	off = from->cs[DPQ_EPOCH_1RTT]->sb.sent_off;
+	assert_int_equal(to->cs[DPQ_EPOCH_1RTT]->rb.read_off, off);
 	if (to_client) {
 		/* A NewSessionTicket first (RFC 8446 §4.6.1): the client
 		 * must follow its framing to find the KeyUpdate after it. */

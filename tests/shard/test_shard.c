@@ -317,12 +317,15 @@ test_timer_on_time(void **state)
 	uint64_t t;
 
 	(void)state;
-	net_init(n, 2000);
+	net_init(n, 4000);
 	connect_n(n, 1);
 	assert_true(run(n, settled, 5000000));
+	/* Quiet for a second: parked, keys in saved form. */
+	assert_true(dpq_conn_parked(n->sconn[0]));
+	assert_int_equal(stats(n->srv).conns_parked, 1);
 	t = dpq_conn_next_timeout(n->sconn[0]);
-	/* The negotiated 2 s idle timeout from the last activity. */
-	assert_true(t > n->now && t <= n->now + 2000000);
+	/* The negotiated 4 s idle timeout from the last activity. */
+	assert_true(t > n->now && t <= n->now + 3000000);
 	before = stats(n->srv);
 	for (n->now += 1000; n->now < t; n->now += 1000) {
 		dpq_shard_poll(n->srv, n->now);
@@ -359,6 +362,10 @@ test_idle_untouched(void **state)
 	connect_n(n, 200);
 	assert_int_equal(dpq_shard_conn_count(n->srv), 200);
 	assert_true(run(n, settled, 5000000));
+	/* All quiet for a second: parked on both sides. */
+	assert_int_equal(stats(n->srv).conns_parked, 200);
+	assert_true(dpq_conn_parked(n->sconn[17]));
+	assert_true(dpq_conn_parked(n->cconn[17]));
 	before = stats(n->srv);
 	for (int i = 0; i < 1000; i++) {
 		n->now += 1000;
@@ -369,7 +376,8 @@ test_idle_untouched(void **state)
 	assert_int_equal(after.timers_fired, before.timers_fired);
 	assert_int_equal(after.tx_pkts, before.tx_pkts);
 
-	/* One client writes: its server connection alone is touched. */
+	/* One client writes: its server connection alone is touched, both
+	 * ends expand their keys again (unpark) and the echo comes back. */
 	assert_int_equal(dpq_conn_stream_open(n->cconn[17], false, &id), 0);
 	assert_int_equal(dpq_conn_stream_write(n->cconn[17], id, msg, 1,
 			true), 1);
