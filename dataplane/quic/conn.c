@@ -317,6 +317,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	rc = dpq_cc_init(&c->cc, cc_ops, &ccc, in->now);
 	if (rc != 0)
 		goto fail_loss;
+	dpq_pacer_init(&c->pacer, c->max_udp_payload, in->now);
 	dpq_loss_set_amplification_limited(&c->loss,
 			!c->paths[c->active].validated, in->now);
 
@@ -492,6 +493,7 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 	c->max_udp_payload = tp->max_udp_payload_size < c->conf.max_udp_payload ?
 		(uint16_t)tp->max_udp_payload_size : c->conf.max_udp_payload;
 	c->cc.max_datagram_size = c->max_udp_payload;
+	dpq_pacer_set_mtu(&c->pacer, c->max_udp_payload);
 	dpq_loss_set_max_ack_delay(&c->loss, tp->max_ack_delay * 1000, c->now);
 	dpq_flow_tx_on_max(&c->tx_fc, tp->initial_max_data);
 	dpq_streams_tx_on_max(&c->streams_tx[0], tp->initial_max_streams_bidi);
@@ -731,6 +733,9 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		t = dpq_conn_paths_next_timeout(c);
 	if (dpq_conn_spec_deadline(c) < t)
 		t = dpq_conn_spec_deadline(c);
+	/* Data that waits only for the pacer (RFC 9002 §7.7). */
+	if (dpq_conn_pacing_wakeup(c) < t)
+		t = dpq_conn_pacing_wakeup(c);
 	/* ACK deadlines the builder can act on: not without the space's
 	 * write key nor while the amplification limit blocks every send,
 	 * which only a received datagram lifts (the owner would be woken
@@ -965,4 +970,18 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 		st->fec_repair_bytes = c->fec->tx.stats.repair_bytes;
 		st->fec_protected = c->fec->tx.stats.members;
 	}
+	snprintf(st->cc, sizeof(st->cc), "%s", c->cc.ops->name);
+	snprintf(st->cc_state, sizeof(st->cc_state), "%s",
+			dpq_cc_state_name(&c->cc));
+	st->ssthresh = c->cc.ssthresh;
+	st->pacing_rate = dpq_conn_pacing_rate(c);
+	if (st->pacing_rate == DPQ_PACER_UNPACED)
+		st->pacing_rate = 0;
+	st->pacer_held = c->pacer.held;
+	st->ptos = c->loss.stats.ptos;
+	st->spurious_losses = c->loss.stats.spurious;
+	st->cc_undos = c->cc.spurious_undos;
+	st->persistent_congestions = c->cc.persistent_congestions;
+	st->congestion_events = c->cc.congestion_events;
+	st->reorder_threshold = c->loss.pkt_threshold;
 }

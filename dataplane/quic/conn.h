@@ -170,7 +170,10 @@ struct dpq_conn_conf {
 	uint64_t send_buffer;		/* per stream; 0: 4 MiB */
 	uint16_t max_udp_payload;	/* we send and accept; 0: 1452 */
 	uint64_t max_ack_delay_ms;	/* 0: 25 */
-	const char *cc_name;		/* NULL: "newreno" */
+	const char *cc_name;		/* NULL: "newreno" (dpq_cc_find) */
+	/* Send at the controller's pacing rate (RFC 9002 §7.7); true
+	 * turns pacing off for this connection (for comparisons). */
+	bool no_pacing;
 	uint64_t initial_rtt_us;	/* 0: 333 ms (RFC 9002 §6.2.2) */
 	/* Source connection ID length we use (server: the shard's router
 	 * reads it back, so all connections of a shard share it). */
@@ -429,6 +432,18 @@ struct dpq_conn_stats {
 	uint64_t path_reverts;		/* back to the last validated path */
 	uint64_t rx_unknown_path;	/* packets dropped: path not allowed */
 	uint64_t recovery_resets;	/* RTT and CC reset for a new path */
+	/* Loss recovery and congestion control (RFC 9002). */
+	char cc[16];			/* controller: "newreno", "cubic", "bbr" */
+	char cc_state[24];		/* its state: "slow_start", "probe_bw_up" */
+	uint64_t ssthresh;		/* UINT64_MAX: not set */
+	uint64_t pacing_rate;		/* bytes/s; 0: not paced */
+	uint64_t pacer_held;		/* sends the pacer deferred */
+	uint64_t ptos;			/* probe timeouts */
+	uint64_t spurious_losses;	/* acked after declared lost */
+	uint64_t cc_undos;		/* congestion responses undone */
+	uint64_t persistent_congestions;
+	uint64_t congestion_events;
+	uint32_t reorder_threshold;	/* packet threshold (adapts) */
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
 

@@ -13,6 +13,7 @@
 #include "dataplane/engine/flow.h"
 #include "dataplane/engine/frame.h"
 #include "dataplane/engine/loss.h"
+#include "dataplane/engine/pacer.h"
 #include "dataplane/engine/recvbuf.h"
 #include "dataplane/engine/sendbuf.h"
 #include "dataplane/engine/stream.h"
@@ -218,6 +219,9 @@ struct dpq_conn {
 	struct dpq_pn_space_state pns[DPQ_PN_SPACE_COUNT];
 	struct dpq_loss loss;
 	struct dpq_cc cc;
+	struct dpq_pacer pacer;
+	bool pace_hold;			/* this build: the pacer says wait */
+	bool dgram_in_flight;		/* this datagram counts in flight */
 	uint64_t largest_rx_pn[DPQ_PN_SPACE_COUNT];
 
 	/* CRYPTO streams by epoch: 1-RTT's is cs_1rtt, the others live in
@@ -602,6 +606,11 @@ void dpq_conn_resend_initial(struct dpq_conn *c);
  * 9002 §6.2.4). */
 void dpq_conn_arm_probes(struct dpq_conn *c, enum dpq_pn_space sp,
 		uint32_t n);
+/* The pacing rate now (bytes/s), DPQ_PACER_UNPACED when not pacing. */
+uint64_t dpq_conn_pacing_rate(const struct dpq_conn *c);
+/* When data waiting only for the pacer may go (> c->now), or UINT64_MAX
+ * if nothing waits for it (for dpq_conn_next_timeout()). */
+uint64_t dpq_conn_pacing_wakeup(const struct dpq_conn *c);
 /* RFC 9002 §6.2.3: the peer seems to have missed our Initial flight;
  * resend unacknowledged CRYPTO data now (a few times per connection). */
 void dpq_conn_resend_crypto_early(struct dpq_conn *c);

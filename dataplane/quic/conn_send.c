@@ -92,8 +92,12 @@ app_control_pending(const struct dpq_conn *c)
 		dpq_streams_tx_blocked_due(&c->streams_tx[1], &v);
 }
 
+/* Something to send in epoch e now; hold: the pacer holds new data
+ * back (ACKs, probes and what the window would stop anyway still go
+ * through the builder). */
 static bool
-epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
+epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now,
+		bool hold)
 {
 	enum dpq_pn_space sp = dpq_epoch_space(e);
 
@@ -105,7 +109,50 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
 	if (e != DPQ_EPOCH_1RTT || !c->hs_complete)
 		return false;
 	return app_control_pending(c) || dpq_conn_fec_send_due(c) ||
-		(c->sendq != NULL && dpq_cc_available(&c->cc) > 0);
+		(c->sendq != NULL && dpq_cc_available(&c->cc) > 0 && !hold);
+}
+
+/* ---- pacing (RFC 9002 §7.7) ------------------------------------------- */
+
+uint64_t
+dpq_conn_pacing_rate(const struct dpq_conn *c)
+{
+	uint64_t rate;
+
+	/* Until the first RTT sample the rate is a guess from 333 ms: the
+	 * initial window goes as a burst instead (§7.7). */
+	if (c->conf.no_pacing || !c->loss.rtt.has_sample)
+		return DPQ_PACER_UNPACED;
+	rate = dpq_cc_pacing_rate(&c->cc, &c->loss.rtt);
+	return rate == DPQ_CC_UNPACED ? DPQ_PACER_UNPACED : rate;
+}
+
+/* Work the window would let out that the pacer may hold back. */
+static bool
+paced_work(const struct dpq_conn *c)
+{
+	enum dpq_epoch e;
+
+	if (dpq_cc_available(&c->cc) == 0)
+		return false;	/* the window holds it, not the pacer */
+	for (e = DPQ_EPOCH_INITIAL; e < DPQ_EPOCH_COUNT; e++)
+		if (c->tx[e] != NULL && !c->pns[dpq_epoch_space(e)].discarded &&
+		    dpq_sendbuf_pending(&c->cs[e].sb))
+			return true;
+	return c->hs_complete && c->tx[DPQ_EPOCH_1RTT] != NULL &&
+		(c->sendq != NULL || app_control_pending(c));
+}
+
+uint64_t
+dpq_conn_pacing_wakeup(const struct dpq_conn *c)
+{
+	uint64_t rate = dpq_conn_pacing_rate(c), t;
+
+	if (rate == DPQ_PACER_UNPACED || !paced_work(c))
+		return UINT64_MAX;
+	t = dpq_pacer_release_time(&c->pacer, rate, c->now);
+	/* Not later than now: pacing is not what holds it back. */
+	return t > c->now ? t : UINT64_MAX;
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -630,6 +677,8 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 		(b->probe ? DPQ_SENT_PROBE : 0);
 	if (b->off_path)
 		sp.flags = 0;	/* RFC 9000 §9.4: not for this path's CC */
+	if (sp.flags & DPQ_SENT_IN_FLIGHT)
+		c->dgram_in_flight = true;
 	if (dpq_loss_on_sent(&c->loss, &c->cc, b->sp, &sp, b->recs, b->nrec,
 			now) != 0)
 		dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
@@ -650,7 +699,7 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	if (!begin_packet(c, &b, e, buf, room, &c->dcid, false))
 		return 0;
 	b.probe = c->pns[b.sp].probes > 0;
-	b.cc_ok = b.probe || dpq_cc_available(&c->cc) > 0;
+	b.cc_ok = b.probe || (dpq_cc_available(&c->cc) > 0 && !c->pace_hold);
 	write_ack(c, &b, now);
 	if (b.cc_ok || b.probe) {
 		write_crypto(c, &b);
@@ -794,7 +843,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	struct dpq_path *path = &c->paths[c->active];
 	size_t limit = cap, off = 0, min_len = 0;
 	bool has_initial = false, sent_handshake = false;
-	uint64_t allow;
+	uint64_t allow, rate;
 	unsigned int i;
 
 	*nops = 0;
@@ -829,11 +878,16 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		return off;
 	}
 	c->spec_why = 0;
+	/* RFC 9002 §7.7: new data leaves at the pacing rate; ACKs and
+	 * probes do not wait (the window does not hold them either). */
+	rate = dpq_conn_pacing_rate(c);
+	c->pace_hold = dpq_pacer_next(&c->pacer, rate, now) > now;
+	c->dgram_in_flight = false;
 	for (i = 0; i < 3 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
 		enum dpq_epoch e = order[i];
 		size_t n;
 
-		if (!epoch_has_data(c, e, now))
+		if (!epoch_has_data(c, e, now, c->pace_hold))
 			continue;
 		/* RFC 9000 §14.1: a datagram with a client Initial (or any
 		 * ack-eliciting Initial) is padded to 1200 bytes. The Initial
@@ -859,6 +913,9 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	if (sent_handshake && c->role == DPQ_ROLE_CLIENT)
 		c->discard_initial_pending = true;
 	dpq_conn_path_on_sent(c, path, off, now);
+	if (c->dgram_in_flight)
+		dpq_pacer_on_sent(&c->pacer, rate, (uint32_t)off, now);
+	c->pace_hold = false;
 	c->stats.bytes_sent += off;
 	return off;
 }
@@ -948,6 +1005,7 @@ bool
 dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 {
 	unsigned int i;
+	bool hold;
 
 	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
 		return false;
@@ -968,10 +1026,12 @@ dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 		return false;
 	if (c->state == DPQ_CONN_CLOSING)
 		return c->close_pending;
+	hold = dpq_pacer_release_time(&c->pacer, dpq_conn_pacing_rate(c),
+			now) > now;
 	return dpq_conn_spec_deadline(c) <= now ||
-		epoch_has_data(c, DPQ_EPOCH_INITIAL, now) ||
-		epoch_has_data(c, DPQ_EPOCH_HANDSHAKE, now) ||
-		epoch_has_data(c, DPQ_EPOCH_1RTT, now);
+		epoch_has_data(c, DPQ_EPOCH_INITIAL, now, hold) ||
+		epoch_has_data(c, DPQ_EPOCH_HANDSHAKE, now, hold) ||
+		epoch_has_data(c, DPQ_EPOCH_1RTT, now, hold);
 }
 
 ssize_t

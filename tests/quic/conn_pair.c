@@ -227,6 +227,14 @@ link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len,
 		p->stray_last = *dst;
 		return;
 	}
+	if (l->run != 0 && l->run_at == p->now) {
+		l->run++;
+	} else {
+		l->run = 1;
+		l->run_at = p->now;
+	}
+	if (l->run > l->max_run)
+		l->max_run = l->run;
 	if (l->drop_next) {
 		l->drop_next = false;
 		l->dropped++;

@@ -43,6 +43,10 @@ struct pair_link {
 	/* drop the next datagram sent (set from a trace hook while the
 	 * sender builds it), then clear */
 	bool drop_next;
+	/* Datagrams sent at one virtual instant: the current run and the
+	 * longest since max_run was last cleared (pacing tests). */
+	uint64_t run_at;
+	uint32_t run, max_run;
 };
 
 /* A CRYPTO delivery waiting in the asynchronous handshake service. */

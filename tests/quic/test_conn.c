@@ -321,6 +321,77 @@ test_first_request_not_lost(void **state)
 	run_first_request(2000);	/* ... or 2 ms, four round trips */
 }
 
+
+/*
+ * RFC 9002 §7.7 pacing: with no bottleneck in the pair, an unpaced
+ * sender's slow start sends each window at one instant (the ACKs of the
+ * previous window all arrive together); the paced sender spreads it at
+ * the controller's rate, one burst allowance at a time, and finishes
+ * about as fast. Both deliver every byte.
+ */
+struct pace_run {
+	uint32_t max_run;	/* longest burst after the handshake */
+	uint64_t us;		/* transfer time */
+	uint64_t held;		/* sends the pacer deferred */
+};
+
+static void
+pace_one(bool no_pacing, const char *cc, struct pace_run *r)
+{
+	struct pair p;
+	struct client_state cs;
+	struct dpq_conn_stats st;
+	uint64_t t0;
+
+	pair_init(&p, 0, NULL, 10000, 0, 77);
+	setup_echo(&p, &cs, 1, 3 << 20);
+	p.cconf.no_pacing = no_pacing;
+	p.cconf.cc_name = cc;
+	pair_start(&p);
+	assert_true(pair_run(&p, both_established, NULL, 5000000));
+	t0 = p.now;
+	p.c2s.max_run = 0;
+	assert_true(pair_run(&p, all_echoed, &cs, 60000000));
+	check_echo(&cs);
+	dpq_conn_get_stats(p.client, &st);
+	assert_string_equal(st.cc, cc);
+	r->max_run = p.c2s.max_run;
+	r->us = p.now - t0;
+	r->held = st.pacer_held;
+	if (no_pacing) {
+		assert_int_equal(st.pacing_rate, 0);
+		assert_int_equal(st.pacer_held, 0);
+	} else {
+		assert_true(st.pacing_rate > 0);
+	}
+	pair_free(&p);
+}
+
+static void
+test_pacing(void **state)
+{
+	static const char *const ccs[] = { "newreno", "cubic", "bbr" };
+	struct pace_run on, off;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		pace_one(false, ccs[i], &on);
+		pace_one(true, ccs[i], &off);
+		print_message("%-8s paced: longest burst %u, %.3f s, held %lu;"
+				" unpaced: longest burst %u, %.3f s\n", ccs[i],
+				on.max_run, on.us / 1e6, (unsigned long)on.held,
+				off.max_run, off.us / 1e6);
+		/* the pacer worked, and bursts stay within its allowance
+		 * (at most 256 KiB, ~180 datagrams, at the highest rates;
+		 * here far fewer) */
+		assert_true(on.held > 100);
+		assert_true(off.max_run >= 4 * on.max_run);
+		/* and it costs little time: within 25% of unpaced */
+		assert_true(on.us <= off.us + off.us / 4);
+	}
+}
+
 static bool
 closed_both(struct pair *p, void *arg)
 {
@@ -678,6 +749,7 @@ main(void)
 		cmocka_unit_test(test_echo_suites),
 		cmocka_unit_test(test_echo_concurrent),
 		cmocka_unit_test(test_echo_lossy),
+		cmocka_unit_test(test_pacing),
 		cmocka_unit_test(test_first_request_not_lost),
 		cmocka_unit_test(test_close),
 		cmocka_unit_test(test_alpn_mismatch),

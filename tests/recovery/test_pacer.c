@@ -87,7 +87,7 @@ static void
 test_idle_then_burst(void **state)
 {
 	struct dpq_pacer p;
-	uint64_t rate = 12500000;	/* 100 Mbit/s: burst 12500 B */
+	uint64_t rate = 125000000;	/* 1 Gbit/s: burst 12500 B */
 	uint64_t now = 0, n;
 
 	(void)state;
@@ -100,9 +100,9 @@ test_idle_then_burst(void **state)
 	now += 10 * S;
 	n = drain(&p, rate, &now, now + 1);
 	assert_int_equal(n, 10);
-	/* at one datagram per 96 us afterwards: 1 s = 10416 */
+	/* at one datagram per 9.6 us afterwards: 1 s = 104166 */
 	n = drain(&p, rate, &now, now + S);
-	assert_true(n >= 10415 && n <= 10417);
+	assert_true(n >= 104165 && n <= 104168);
 }
 
 static void
@@ -112,11 +112,12 @@ test_burst_sizes(void **state)
 
 	(void)state;
 	dpq_pacer_init(&p, MTU, 0);
-	/* low rates: 4 datagrams; 1 ms worth in between; 64 KiB cap */
-	assert_int_equal(dpq_pacer_burst(&p, 100000), 4 * MTU);
-	assert_int_equal(dpq_pacer_burst(&p, 12500000), 12500);
-	assert_int_equal(dpq_pacer_burst(&p, 5000000000ull), 64 * 1024);
-	assert_int_equal(dpq_pacer_burst(&p, DPQ_PACER_UNPACED), 64 * 1024);
+	/* low rates: 2 datagrams; 100 us worth in between; 256 KiB cap
+	 * (40 Gbit/s for 100 us would be 500 KB) */
+	assert_int_equal(dpq_pacer_burst(&p, 12500000), 2 * MTU);
+	assert_int_equal(dpq_pacer_burst(&p, 125000000), 12500);
+	assert_int_equal(dpq_pacer_burst(&p, 5000000000ull), 256 * 1024);
+	assert_int_equal(dpq_pacer_burst(&p, DPQ_PACER_UNPACED), 256 * 1024);
 }
 
 static void
@@ -132,10 +133,10 @@ test_debt_and_unpaced(void **state)
 	dpq_pacer_on_sent(&p, rate, MTU, now);
 	dpq_pacer_on_sent(&p, rate, MTU, now);
 	assert_int_equal(dpq_pacer_next(&p, rate, now), now + 3000);
-	/* a hundred: the debt stops at one burst (4 datagrams) */
+	/* a hundred: the debt stops at one burst (2 datagrams) */
 	for (n = 0; n < 100; n++)
 		dpq_pacer_on_sent(&p, rate, MTU, now);
-	assert_int_equal(dpq_pacer_next(&p, rate, now), now + 5000);
+	assert_int_equal(dpq_pacer_next(&p, rate, now), now + 3000);
 	/* not paced: always now, and sends cost nothing */
 	assert_int_equal(dpq_pacer_next(&p, DPQ_PACER_UNPACED, now), now);
 	dpq_pacer_on_sent(&p, DPQ_PACER_UNPACED, MTU, now + 7);
