@@ -75,7 +75,6 @@ space_reset(struct dpq_loss_space *s)
 	s->loss_time = DPQ_LOSS_NO_TIMER;
 	s->last_ack_eliciting_time = 0;
 	s->in_flight_bytes = 0;
-	s->ecn_ce = 0;
 	s->ack_eliciting_in_flight = 0;
 }
 
@@ -223,6 +222,7 @@ dpq_loss_init(struct dpq_loss *l, const struct dpq_loss_conf *conf,
 	l->pkt_threshold = DPQ_LOSS_PACKET_THRESHOLD;
 	l->time_threshold_num = DPQ_LOSS_TIME_THRESHOLD_NUM;
 	dpq_rate_init(&l->rate);
+	dpq_ecnv_init(&l->ecn, conf->ecn);
 	return 0;
 }
 
@@ -285,6 +285,8 @@ dpq_loss_on_sent(struct dpq_loss *l, struct dpq_cc *cc,
 	if (rc != 0)
 		return rc;
 	s->largest_sent = h.pn;
+	if (h.flags & DPQ_SENT_ECT0)
+		dpq_ecnv_on_sent(&l->ecn, space, DPQ_ECN_CP_ECT0);
 	if (h.flags & DPQ_SENT_IN_FLIGHT) {
 		if (h.flags & DPQ_SENT_ACK_ELICITING) {
 			s->last_ack_eliciting_time = now;
@@ -379,7 +381,7 @@ detect_lost(struct dpq_loss *l, struct dpq_cc *cc, enum dpq_pn_space space,
 	struct dpq_sent_pkt *p, *newest = NULL;
 	uint64_t delay, pcd, keep_from, last_lost_time = 0;
 	uint64_t run_start = 0, bytes_lost = 0, newest_lost_at_send = 0;
-	uint32_t packets_lost = 0;
+	uint32_t packets_lost = 0, lost_ect0 = 0;
 	bool in_run = false, pc = false;
 
 	s->loss_time = DPQ_LOSS_NO_TIMER;
@@ -429,6 +431,8 @@ detect_lost(struct dpq_loss *l, struct dpq_cc *cc, enum dpq_pn_space space,
 				l->episode_lost++;
 			}
 			leave_flight(s, p);
+			if (p->flags & DPQ_SENT_ECT0)
+				lost_ect0++;
 			if (info != NULL)
 				info->packets_lost++;
 			if (cb != NULL && cb->on_lost != NULL)
@@ -451,6 +455,8 @@ detect_lost(struct dpq_loss *l, struct dpq_cc *cc, enum dpq_pn_space space,
 
 	if (info != NULL)
 		info->bytes_lost += bytes_lost;
+	if (lost_ect0 != 0)
+		dpq_ecnv_on_lost(&l->ecn, lost_ect0);
 	if (packets_lost != 0) {
 		dpq_rate_on_lost(&l->rate, bytes_lost);
 		if (cc != NULL) {
@@ -561,7 +567,8 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 	uint64_t top_pn = 0, top_time = 0;
 	uint64_t top_flight_time = 0, bytes_acked = 0, flight_before;
 	uint64_t keep_from;
-	uint32_t packets_acked = 0, acked = 0;
+	uint32_t packets_acked = 0, acked = 0, acked_ect0 = 0;
+	uint64_t ce;
 	bool any_eliciting = false;
 	size_t k;
 	int rc;
@@ -616,6 +623,8 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 		if (prev_live != NULL)
 			prev_live->flags |= DPQ_SENT_LATER_ACKED;
 		acked++;
+		if (p->flags & DPQ_SENT_ECT0)
+			acked_ect0++;
 		top_pn = p->pn;
 		top_time = p->time_sent;
 		if (p->flags & DPQ_SENT_ACK_ELICITING)
@@ -653,10 +662,11 @@ dpq_loss_on_ack(struct dpq_loss *l, struct dpq_cc *cc,
 	}
 	dpq_rate_sample_end(&l->rate, &rs, l->rtt.min);
 
-	/* §7.1, B.7: a higher CE count is a congestion event dated by the
-	 * largest acknowledged packet. */
-	if (ecn != NULL && ecn->ce > s->ecn_ce) {
-		s->ecn_ce = ecn->ce;
+	/* RFC 9000 §13.4.2: validate the counts; §7.1, B.7: a higher CE
+	 * count is a congestion event dated by the largest acknowledged
+	 * packet. */
+	ce = dpq_ecnv_on_ack(&l->ecn, space, acked_ect0, ecn);
+	if (ce != 0) {
 		info->ecn_ce = true;
 		episode_on_loss(l, top_time, false, now);
 		if (cc != NULL) {

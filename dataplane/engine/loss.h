@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "dataplane/engine/cc.h"
+#include "dataplane/engine/ecn.h"
 #include "dataplane/engine/frame.h"
 #include "dataplane/engine/mem.h"
 #include "dataplane/engine/rate.h"
@@ -69,6 +70,9 @@ struct dpq_loss_conf {
 	uint64_t initial_rtt;
 	/* Outstanding packets per space; 0 = DPQ_SENTMAP_DEFAULT_MAX_PACKETS. */
 	uint32_t max_packets;
+	/* Send ECT(0) and validate ECN (RFC 9000 §13.4.2); false: never
+	 * mark, ECN counts ignored. */
+	bool ecn;
 };
 
 struct dpq_loss_space {
@@ -78,7 +82,6 @@ struct dpq_loss_space {
 	uint64_t loss_time;		/* §6.1.2; DPQ_LOSS_NO_TIMER */
 	uint64_t last_ack_eliciting_time; /* time_of_last_ack_eliciting_packet */
 	uint64_t in_flight_bytes;	/* this space's part of the flight */
-	uint64_t ecn_ce;		/* largest ECN-CE count reported */
 	uint32_t ack_eliciting_in_flight;
 	bool active;			/* keys not discarded (§6.4) */
 };
@@ -158,6 +161,7 @@ struct dpq_loss_stats {
 struct dpq_loss {
 	struct dpq_rtt rtt;
 	struct dpq_rate rate;		/* delivery state, all spaces */
+	struct dpq_ecnv ecn;		/* ECN validation of the path */
 	struct dpq_loss_space sp[DPQ_PN_SPACE_COUNT];
 	uint64_t max_ack_delay;		/* peer's, us */
 	uint64_t timer;			/* DPQ_LOSS_NO_TIMER */
@@ -191,7 +195,8 @@ void dpq_loss_destroy(struct dpq_loss *l);
 
 /*
  * A packet was sent in space at now (RFC 9002 A.5). pkt gives pn, bytes
- * and flags (DPQ_SENT_ACK_ELICITING, DPQ_SENT_IN_FLIGHT, DPQ_SENT_PROBE);
+ * and flags (DPQ_SENT_ACK_ELICITING, DPQ_SENT_IN_FLIGHT, DPQ_SENT_PROBE,
+ * DPQ_SENT_ECT0 when its IP header carried dpq_loss_ecn_codepoint());
  * time_sent and the delivery-rate fields are filled in here (an
  * in-flight packet sent while cc->app_limited is marked so). recs/nrec describe what it
  * carried. In-flight packets are added to cc's flight. Returns 0, or the
@@ -208,7 +213,8 @@ int dpq_loss_on_sent(struct dpq_loss *l, struct dpq_cc *cc,
  * ranges, largest first, disjoint and descending (as dpq_ack_iter_next()
  * yields them; see dpq_loss_ack_ranges()). ack_delay: the ACK Delay field
  * scaled by the peer's ack_delay_exponent, in us (ignored in the Initial
- * space, §5.3). ecn: counts of an ACK_ECN frame, or NULL.
+ * space, §5.3). ecn: counts of an ACK_ECN frame, or NULL: they validate
+ * ECN (RFC 9000 §13.4.2) and a CE increase is a congestion event.
  *
  * Newly acknowledged packets go to cb->on_acked (oldest first), then the
  * RTT is sampled if the largest acknowledged is newly acknowledged and
@@ -354,6 +360,14 @@ void dpq_loss_raise_pkt_threshold(struct dpq_loss *l, uint32_t n);
  */
 void dpq_loss_on_path_change(struct dpq_loss *l, struct dpq_cc *cc,
 		uint64_t initial_rtt, uint64_t now);
+
+/* The ECN codepoint for the next packet: ECT(0) while ECN is being
+ * tested or validated, else not-ECT (RFC 9000 §13.4.2). */
+static inline uint8_t
+dpq_loss_ecn_codepoint(const struct dpq_loss *l)
+{
+	return dpq_ecnv_codepoint(&l->ecn);
+}
 
 /* Ack-eliciting packets in flight in all spaces. */
 uint32_t dpq_loss_ack_eliciting_in_flight(const struct dpq_loss *l);

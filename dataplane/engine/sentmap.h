@@ -99,6 +99,7 @@ struct dpq_sent_rec {
 #define DPQ_SENT_ACK_ELICITING	0x01
 #define DPQ_SENT_IN_FLIGHT	0x02	/* counts toward bytes_in_flight */
 #define DPQ_SENT_PROBE		0x04	/* sent on PTO (informational) */
+#define DPQ_SENT_ECT0		0x08	/* IP header carried ECT(0) */
 #define DPQ_SENT_USER_MASK	0x0f	/* bits the sender sets */
 /* Set by the loss module: the connection was application limited when
  * the packet left (delivery-rate sampling, rate.h). */

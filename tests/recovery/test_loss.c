@@ -87,6 +87,7 @@ fx_init(struct fx *f, bool server, bool confirmed)
 	struct dpq_loss_conf conf = {
 		.is_server = server,
 		.max_ack_delay = 25 * MS,
+		.ecn = true,
 	};
 	struct dpq_cc_conf ccc = { .max_datagram_size = MDS };
 	struct dpq_mem m = DPQ_MEM_LIBC;
@@ -117,7 +118,9 @@ send(struct fx *f, enum dpq_pn_space sp, uint64_t pn, uint64_t now)
 	struct dpq_sent_pkt p = {
 		.pn = pn,
 		.bytes = MDS,
-		.flags = DPQ_SENT_ACK_ELICITING | DPQ_SENT_IN_FLIGHT,
+		.flags = DPQ_SENT_ACK_ELICITING | DPQ_SENT_IN_FLIGHT |
+			(dpq_loss_ecn_codepoint(&f->l) == DPQ_ECN_CP_ECT0 ?
+			 DPQ_SENT_ECT0 : 0),
 	};
 	struct dpq_sent_rec r = {
 		.kind = DPQ_SENT_REC_STREAM,
@@ -480,7 +483,7 @@ test_ecn_ce(void **state)
 {
 	struct fx f;
 	struct dpq_loss_ack_info info;
-	struct dpq_ecn_counts e = { .ect0 = 2, .ce = 1 };
+	struct dpq_ecn_counts e = { .ect0 = 0, .ce = 1 };
 	struct dpq_ack_range r = { 0, 0 };
 
 	(void)state;
@@ -493,11 +496,22 @@ test_ecn_ce(void **state)
 	assert_true(info.ecn_ce);
 	assert_int_equal(info.packets_lost, 0);
 	assert_int_equal(f.cc.cwnd, 6000);	/* §7.1: halved */
-	/* same count again: no new event */
+	assert_int_equal(f.l.ecn.state, DPQ_ECN_TESTING);
+	/* same CE count again (pn 1 arrived as ECT(0)): no new event */
+	e.ect0 = 1;
 	r = (struct dpq_ack_range){ 1, 1 };
 	assert_int_equal(dpq_loss_on_ack(&f.l, &f.cc, DPQ_PN_SPACE_APP, &r, 1,
 			0, &e, 51 * MS, &f.cb, &info), 0);
 	assert_false(info.ecn_ce);
+	assert_int_equal(f.cc.cwnd, 6000);
+	/* counts that do not cover the marked packets acknowledged (pn 2
+	 * acked, ECT(0)+CE unchanged): marks are lost on the path, ECN
+	 * fails (RFC 9000 §13.4.2.1) and later CE counts are ignored */
+	r = (struct dpq_ack_range){ 2, 2 };
+	assert_int_equal(dpq_loss_on_ack(&f.l, &f.cc, DPQ_PN_SPACE_APP, &r, 1,
+			0, &e, 52 * MS, &f.cb, &info), 0);
+	assert_int_equal(f.l.ecn.state, DPQ_ECN_FAILED);
+	assert_int_equal(dpq_loss_ecn_codepoint(&f.l), DPQ_ECN_CP_NOT_ECT);
 	fx_fini(&f);
 }
 
@@ -805,7 +819,7 @@ test_spurious_not_after_ce(void **state)
 {
 	struct fx f;
 	struct dpq_loss_ack_info info;
-	struct dpq_ecn_counts e = { .ect0 = 4, .ce = 1 };
+	struct dpq_ecn_counts e = { .ect0 = 0, .ce = 1 };
 	struct dpq_ack_range r = { 4, 4 };
 	uint64_t pn;
 
@@ -821,6 +835,7 @@ test_spurious_not_after_ce(void **state)
 	assert_int_equal(info.packets_lost, 2);
 	assert_int_equal(f.cc.cwnd, 6000);
 	r = (struct dpq_ack_range){ 0, 1 };
+	e.ect0 = 2;
 	assert_int_equal(dpq_loss_on_ack(&f.l, &f.cc, DPQ_PN_SPACE_APP, &r, 1,
 			0, &e, 60 * MS, &f.cb, &info), 0);
 	assert_int_equal(info.packets_spurious, 2);

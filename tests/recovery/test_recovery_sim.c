@@ -162,11 +162,13 @@ s_send(struct sim *s, bool probe)
 {
 	struct dpq_sent_rec recs[2];
 	struct dpq_ack_range r[DPQ_ACKR_MAX_RANGES];
+	bool ect = dpq_loss_ecn_codepoint(&s->l) == DPQ_ECN_CP_ECT0;
 	struct dpq_sent_pkt sp = {
 		.pn = s->s_next,
 		.bytes = MDS,
 		.flags = DPQ_SENT_ACK_ELICITING | DPQ_SENT_IN_FLIGHT |
-			(probe ? DPQ_SENT_PROBE : 0),
+			(probe ? DPQ_SENT_PROBE : 0) |
+			(ect ? DPQ_SENT_ECT0 : 0),
 	};
 	struct pkt p = { .pn = s->s_next, .to_receiver = 1 };
 	size_t nrec = 0, n;
@@ -194,7 +196,9 @@ s_send(struct sim *s, bool probe)
 	assert_int_equal(dpq_loss_on_sent(&s->l, &s->cc, DPQ_PN_SPACE_APP,
 			&sp, recs, nrec, s->now), 0);
 	s->s_next++;
-	p.ecn = chance(&s->rng, s->ce) ? DPQ_ECN_CE : DPQ_ECN_ECT0;
+	/* the link marks some ECT(0) packets CE */
+	p.ecn = !ect ? DPQ_ECN_NOT_ECT :
+		chance(&s->rng, s->ce) ? DPQ_ECN_CE : DPQ_ECN_ECT0;
 	enqueue(s, &p);
 }
 
@@ -273,13 +277,14 @@ s_receive(struct sim *s, const struct pkt *p)
 
 /* Totals over all seeds, printed so a log shows the link did its job. */
 static unsigned long tot_sent, tot_acked, tot_lost, tot_dup, tot_pto;
-static unsigned long tot_spurious, tot_undo;
+static unsigned long tot_spurious, tot_undo, tot_ce;
 
 static void
 run(uint64_t seed)
 {
 	struct sim *s = calloc(1, sizeof(*s));
-	struct dpq_loss_conf lc = { .is_server = true, .max_ack_delay = 25 * MS };
+	struct dpq_loss_conf lc = { .is_server = true,
+		.max_ack_delay = 25 * MS, .ecn = true };
 	struct dpq_cc_conf ccc = { .max_datagram_size = MDS };
 	struct dpq_mem m = DPQ_MEM_LIBC;
 	struct dpq_loss_cb cb;
@@ -377,6 +382,11 @@ run(uint64_t seed)
 	assert_true(s->n_spurious <= s->n_lost);
 	assert_int_equal(s->l.stats.spurious, s->n_spurious);
 	assert_true(s->cc.spurious_undos <= s->cc.congestion_events);
+	/* RFC 9000 §13.4.2: a path that keeps the marks and a receiver
+	 * that counts them validate ECN whatever the loss, reordering and
+	 * duplication; CE marks become congestion events */
+	assert_int_equal(s->l.ecn.state, DPQ_ECN_CAPABLE);
+	tot_ce += s->l.ecn.ce_events;
 	assert_int_equal(s->cc.bytes_in_flight, 0);
 	assert_int_equal(s->l.sp[DPQ_PN_SPACE_APP].in_flight_bytes, 0);
 	assert_int_equal(dpq_loss_ack_eliciting_in_flight(&s->l), 0);
@@ -410,8 +420,9 @@ test_random_links(void **state)
 		run(seed);
 	print_message("%d seeds: %lu sent, %lu acked, %lu lost (%lu of them "
 			"spurious, %lu undos), %lu duplicates dropped, "
-			"%lu PTOs\n", SEEDS, tot_sent, tot_acked, tot_lost,
-			tot_spurious, tot_undo, tot_dup, tot_pto);
+			"%lu PTOs, %lu ECN-CE events\n", SEEDS, tot_sent,
+			tot_acked, tot_lost, tot_spurious, tot_undo, tot_dup,
+			tot_pto, tot_ce);
 	/* the links really lost, duplicated and timed out */
 	assert_true(tot_lost > 0);
 	assert_true(tot_dup > 0);
@@ -419,6 +430,7 @@ test_random_links(void **state)
 	/* jitter reorders: some losses are false alarms, some undone */
 	assert_true(tot_spurious > 0);
 	assert_true(tot_undo > 0);
+	assert_true(tot_ce > 0);
 }
 
 int
