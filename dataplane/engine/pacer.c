@@ -15,6 +15,7 @@ dpq_pacer_init(struct dpq_pacer *p, uint32_t mtu, uint64_t now)
 	p->mtu = mtu;
 	p->last = now;
 	p->held = 0;
+	p->release = 0;
 	/* The first flight leaves at once: RFC 9002 §7.7 lets the initial
 	 * window (10 datagrams, §7.2) go as a burst. */
 	p->tokens = (int64_t)((uint64_t)DPQ_PACER_INITIAL_PKTS * mtu * MICRO);
@@ -37,6 +38,15 @@ static int64_t
 tokens_at(const struct dpq_pacer *p, uint64_t rate, uint64_t now)
 {
 	int64_t cap = (int64_t)(dpq_pacer_burst(p, rate) * MICRO);
+
+	/* Served late: the lost time is credited (bounded). */
+	if (p->release != 0 && now > p->release && rate != DPQ_PACER_UNPACED) {
+		uint64_t late = now - p->release;
+
+		if (late > DPQ_PACER_MAX_LATE_US)
+			late = DPQ_PACER_MAX_LATE_US;
+		cap += (int64_t)((unsigned __int128)late * rate);
+	}
 	uint64_t dt = now > p->last ? now - p->last : 0;
 	unsigned __int128 add;
 	int64_t t = p->tokens;
@@ -77,8 +87,10 @@ dpq_pacer_next(struct dpq_pacer *p, uint64_t rate, uint64_t now)
 {
 	uint64_t t = dpq_pacer_release_time(p, rate, now);
 
-	if (t > now)
+	if (t > now) {
 		p->held++;
+		p->release = t;
+	}
 	return t;
 }
 
@@ -93,6 +105,7 @@ dpq_pacer_on_sent(struct dpq_pacer *p, uint64_t rate, uint32_t bytes,
 		return;
 	}
 	refill(p, rate, now);
+	p->release = 0;		/* the late credit is in the tokens now */
 	p->tokens -= (int64_t)((uint64_t)bytes * MICRO);
 	/* Unpaced sends (probes) may overdraw; the debt is bounded by
 	 * one burst so a burst of probes cannot stall data for long. */

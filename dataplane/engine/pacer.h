@@ -30,6 +30,12 @@
 #define DPQ_PACER_MIN_BURST_PKTS	2
 #define DPQ_PACER_BURST_US		100
 #define DPQ_PACER_MAX_BURST		(256 * 1024)
+/* A sender served later than the release time it asked for (its shard
+ * was busy or its thread descheduled) may use the time it was late, up
+ * to this much: otherwise every late wake-up is lost sending time and a
+ * loaded machine paces below the rate (Linux TCP pacing gives the same
+ * slack for OS jitter). */
+#define DPQ_PACER_MAX_LATE_US		4000
 /* Datagrams the bucket holds at the start (the initial window). */
 #define DPQ_PACER_INITIAL_PKTS		10
 /* Rate meaning "do not pace" (as DPQ_CC_UNPACED). */
@@ -40,6 +46,7 @@ struct dpq_pacer {
 	uint64_t last;		/* us, when tokens were last updated */
 	uint32_t mtu;		/* bytes of a full datagram */
 	uint64_t held;		/* times next() said "not yet" (stats) */
+	uint64_t release;	/* release time last reported; 0: none */
 };
 
 /* A bucket holding the initial window at now, for datagrams of mtu
@@ -50,15 +57,25 @@ void dpq_pacer_init(struct dpq_pacer *p, uint32_t mtu, uint64_t now);
 uint64_t dpq_pacer_burst(const struct dpq_pacer *p, uint64_t rate);
 
 /*
- * When a datagram of up to mtu bytes may be sent at rate (bytes/s):
- * now or earlier = at once; DPQ_PACER_UNPACED rate = at once. Counts a
- * "not yet" in p->held.
+ * Data waits: when may a datagram of up to mtu bytes be sent at rate
+ * (bytes/s)? Now or earlier = at once; DPQ_PACER_UNPACED rate = at once.
+ * A later time is remembered as the release time the sender was told,
+ * and counted in p->held. Ask only with data waiting (see
+ * dpq_pacer_idle()).
  */
 uint64_t dpq_pacer_next(struct dpq_pacer *p, uint64_t rate, uint64_t now);
 
 /* Same question without counting (for wake-up times). */
 uint64_t dpq_pacer_release_time(const struct dpq_pacer *p, uint64_t rate,
 		uint64_t now);
+
+/* Nothing waits for the pacer: forget the release time, so an idle
+ * period is not mistaken for a late wake-up. */
+static inline void
+dpq_pacer_idle(struct dpq_pacer *p)
+{
+	p->release = 0;
+}
 
 /* bytes left at now while pacing at rate (debt allowed, bounded). */
 void dpq_pacer_on_sent(struct dpq_pacer *p, uint64_t rate, uint32_t bytes,

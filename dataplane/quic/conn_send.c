@@ -881,7 +881,12 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	/* RFC 9002 §7.7: new data leaves at the pacing rate; ACKs and
 	 * probes do not wait (the window does not hold them either). */
 	rate = dpq_conn_pacing_rate(c);
-	c->pace_hold = dpq_pacer_next(&c->pacer, rate, now) > now;
+	if (paced_work(c)) {
+		c->pace_hold = dpq_pacer_next(&c->pacer, rate, now) > now;
+	} else {
+		c->pace_hold = false;
+		dpq_pacer_idle(&c->pacer);
+	}
 	c->dgram_in_flight = false;
 	for (i = 0; i < 3 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
 		enum dpq_epoch e = order[i];

@@ -95,6 +95,7 @@ test_idle_then_burst(void **state)
 	assert_int_equal(dpq_pacer_burst(&p, rate), 12500);
 	n = drain(&p, rate, &now, now + 1);
 	assert_int_equal(n, DPQ_PACER_INITIAL_PKTS);
+	dpq_pacer_idle(&p);	/* nothing more to send for a while */
 	/* 10 s idle: one burst of floor(12500 / 1200) datagrams, not
 	 * 10 s worth */
 	now += 10 * S;
@@ -103,6 +104,33 @@ test_idle_then_burst(void **state)
 	/* at one datagram per 9.6 us afterwards: 1 s = 104166 */
 	n = drain(&p, rate, &now, now + S);
 	assert_true(n >= 104165 && n <= 104168);
+}
+
+/* Served late (busy shard, descheduled thread): the time lost is
+ * credited, up to DPQ_PACER_MAX_LATE_US, so a loaded machine still paces
+ * at the rate on average. */
+static void
+test_late_wakeup(void **state)
+{
+	struct dpq_pacer p;
+	uint64_t rate = 1200 * 1000, now = 0, t, n;
+
+	(void)state;
+	dpq_pacer_init(&p, MTU, now);
+	p.tokens = 0;
+	t = dpq_pacer_next(&p, rate, now);
+	assert_int_equal(t, 1000);
+	/* woken 3 ms late: the 3 ms count, plus the one released */
+	now = t + 3000;
+	n = drain(&p, rate, &now, now + 1);
+	assert_int_equal(n, 4);
+	/* back on schedule afterwards */
+	t = dpq_pacer_next(&p, rate, now);
+	assert_int_equal(t, now + 1000);
+	/* 50 ms late: credited up to 4 ms only (plus the burst) */
+	now = t + 50000;
+	n = drain(&p, rate, &now, now + 1);
+	assert_int_equal(n, 4 + 2);
 }
 
 static void
@@ -152,6 +180,7 @@ main(void)
 		cmocka_unit_test(test_steady_rate),
 		cmocka_unit_test(test_slow_rate_no_rounding),
 		cmocka_unit_test(test_idle_then_burst),
+		cmocka_unit_test(test_late_wakeup),
 		cmocka_unit_test(test_burst_sizes),
 		cmocka_unit_test(test_debt_and_unpaced),
 	};
