@@ -44,6 +44,7 @@
 #include <rte_errno.h>
 
 #include "control/tls/hs_direct.h"
+#include "dataplane/engine/cc.h"
 #include "dataplane/engine/errors.h"
 #include "dataplane/app/hq_client.h"
 #include "dataplane/shard/shard.h"
@@ -71,7 +72,10 @@ usage(void)
 		"                   adaptive[:MIN-MAX] (adaptive); none: do not\n"
 		"                   offer the extension\n"
 		"  --spec LIST      send twice (spaced): off | all | "
-		"handshake,tail,repair\n");
+		"handshake,tail,repair\n"
+		"  --cc NAME        congestion controller: newreno (default), "
+		"cubic, bbr\n"
+		"  --no-pacing      send as the window allows, unpaced\n");
 }
 
 /* ---- the hq-interop client's sinks ------------------------------------ */
@@ -188,6 +192,13 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 	printf("key_updates %lu by_peer %lu\n",
 		(unsigned long)cs->key_updates,
 		(unsigned long)cs->key_updates_peer);
+	printf("cc %s state %s cwnd %lu pacing_mbps %.1f ptos %lu "
+		"spurious %lu undos %lu persistent %lu\n", cs->cc,
+		cs->cc_state, (unsigned long)cs->cwnd,
+		(double)cs->pacing_rate * 8 / 1e6, (unsigned long)cs->ptos,
+		(unsigned long)cs->spurious_losses,
+		(unsigned long)cs->cc_undos,
+		(unsigned long)cs->persistent_congestions);
 	if (cs->spec_sent != 0)
 		printf("spec copies_sent %lu dropped %lu\n",
 			(unsigned long)cs->spec_sent,
@@ -281,6 +292,8 @@ main(int argc, char **argv)
 		{ "key-update", required_argument, NULL, 'U' },
 		{ "fec", required_argument, NULL, 'F' },
 		{ "spec", required_argument, NULL, 'S' },
+		{ "cc", required_argument, NULL, 'x' },
+		{ "no-pacing", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -306,6 +319,8 @@ main(int argc, char **argv)
 	struct dpq_fec_policy fec = { DPQ_FEC_ADAPTIVE,
 		DPQ_FEC_DEFAULT_GROUP, DPQ_FEC_DEFAULT_GROUP_MIN };
 	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT, spec = 0;
+	const char *cc_name = NULL;
+	bool no_pacing = false;
 	char *end;
 	struct dpq_conn_close_info close_info = { 0 };
 	bool closed = false;
@@ -386,6 +401,19 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'x':
+			if (dpq_cc_find(optarg) == NULL) {
+				char names[64];
+
+				dpq_cc_names(names, sizeof(names), ", ");
+				fprintf(stderr, "dpquic-client: --cc '%s': unknown "
+					"congestion controller (known: %s)\n",
+					optarg, names);
+				return 2;
+			}
+			cc_name = optarg;
+			break;
+		case 'N': no_pacing = true; break;
 		default:
 			usage();
 			return 2;
@@ -477,6 +505,8 @@ main(int argc, char **argv)
 	sc.conn.fec_max_group = fec_max_group;
 	sc.conn.fec = fec;
 	sc.conn.spec_retx = spec;
+	sc.conn.cc_name = cc_name;
+	sc.conn.no_pacing = no_pacing;
 	sc.hs.ops = &dpq_hs_direct_ops;
 	sc.hs.hs = tls;
 	sc.hs.attach = hs_attach;
