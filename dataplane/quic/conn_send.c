@@ -136,8 +136,9 @@ paced_work(const struct dpq_conn *c)
 	if (dpq_cc_available(&c->cc) == 0)
 		return false;	/* the window holds it, not the pacer */
 	for (e = DPQ_EPOCH_INITIAL; e < DPQ_EPOCH_COUNT; e++)
-		if (c->tx[e] != NULL && !c->pns[dpq_epoch_space(e)].discarded &&
-		    dpq_sendbuf_pending(&c->cs[e].sb))
+		if (dpq_conn_has_tx_key(c, e) && c->cs[e] != NULL &&
+		    !c->pns[dpq_epoch_space(e)].discarded &&
+		    dpq_sendbuf_pending(&c->cs[e]->sb))
 			return true;
 	return c->hs_complete && c->tx[DPQ_EPOCH_1RTT] != NULL &&
 		(c->sendq != NULL || app_control_pending(c));
