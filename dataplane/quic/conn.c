@@ -969,6 +969,8 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 		st->fec_groups = c->fec->tx.stats.groups;
 		st->fec_repair_bytes = c->fec->tx.stats.repair_bytes;
 		st->fec_protected = c->fec->tx.stats.members;
+		st->fec_recovered = c->fec->rx.stats.recovered;
+		st->fec_unrecoverable = c->fec->rx.stats.unrecoverable;
 	}
 	snprintf(st->cc, sizeof(st->cc), "%s", c->cc.ops->name);
 	snprintf(st->cc_state, sizeof(st->cc_state), "%s",

@@ -321,6 +321,15 @@ int dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,
 		const struct dpq_open_op *op, size_t dgram_len,
 		const struct dpq_rx_info *ri, uint64_t now);
 
+/* Around a batch of dpq_conn_rx_process() calls whose packet buffers
+ * stay valid until after dpq_conn_rx_end(): the XOR-FEC receiver then
+ * XORs the batch's plaintexts into their groups in one pass per group
+ * (docs/fec.md) instead of one packet at a time. Calls may repeat (one
+ * per packet is fine); without them every packet is accumulated before
+ * dpq_conn_rx_process() returns. */
+void dpq_conn_rx_begin(struct dpq_conn *c);
+void dpq_conn_rx_end(struct dpq_conn *c);
+
 /* Most seal ops one datagram needs (one per coalesced packet). */
 #define DPQ_CONN_MAX_SEAL_OPS 3
 

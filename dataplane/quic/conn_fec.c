@@ -362,8 +362,28 @@ dpq_conn_fec_on_rx(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 	} else {
 		dpq_fec_rx_on_packet(&f->rx, pn, payload, len);
 	}
-	/* The payload lives in the caller's buffer only until we return. */
-	dpq_fec_rx_flush(&f->rx);
-	c->stats.fec_recovered = f->rx.stats.recovered;
-	c->stats.fec_unrecoverable = f->rx.stats.unrecoverable;
+	/* The payload lives in the caller's buffer only until we return,
+	 * unless the caller keeps the batch until dpq_conn_rx_end(). */
+	if (!f->rx_batch)
+		dpq_conn_rx_end(c);
+}
+
+void
+dpq_conn_rx_begin(struct dpq_conn *c)
+{
+	if (c != NULL && c->fec != NULL)
+		c->fec->rx_batch = true;
+}
+
+void
+dpq_conn_rx_end(struct dpq_conn *c)
+{
+	struct dpq_conn_fec *f;
+
+	if (c == NULL || c->fec == NULL)
+		return;
+	f = c->fec;
+	f->rx_batch = false;
+	if (f->rx.nq != 0)
+		dpq_fec_rx_flush(&f->rx);
 }

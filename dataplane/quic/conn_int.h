@@ -382,6 +382,7 @@ struct dpq_conn_fec {
 	struct dpq_fec_repair rx_repair;
 	uint64_t now;			/* of the packet being processed */
 	uint64_t member_sent;		/* when the last member left */
+	bool rx_batch;			/* dpq_conn_rx_begin() .. _end() */
 };
 
 /* conn_fec.c: the XOR-FEC extension inside the connection. */

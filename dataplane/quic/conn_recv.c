@@ -893,6 +893,7 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 {
 	struct dpq_rx_buffered tmp[DPQ_CONN_RX_BUFFERED];
 	unsigned int i, n = c->n_rx_buffered, kept = 0, ready = 0;
+	bool batch;
 	bool take[DPQ_CONN_RX_BUFFERED];
 
 	for (i = 0; i < n; i++) {
@@ -923,6 +924,11 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 		dpq_mem_free(&c->mem, c->rx_buffered);
 		c->rx_buffered = NULL;
 	}
+	/* tmp[] is gone when we return: XOR-FEC accumulates these now,
+	 * even inside a caller's batch (dpq_conn_rx_begin). */
+	batch = c->fec != NULL && c->fec->rx_batch;
+	if (batch)
+		dpq_conn_rx_end(c);
 	for (i = 0; i < ready && c->state < DPQ_CONN_DRAINING; i++) {
 		struct dpq_pkt_hdr h;
 		bool stop = false;
@@ -932,6 +938,8 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 				&tmp[i].ri, &h, now, &stop) == RX_DROPPED)
 			c->stats.pkts_dropped++;
 	}
+	if (batch)
+		dpq_conn_rx_begin(c);
 	return ready;
 }
 

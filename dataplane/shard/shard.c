@@ -858,6 +858,10 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 		dpq_conn_rx_select_key(s->slots[b->slot[i]].c, &b->hdr[i],
 				&b->ops[i]);
 	dpq_crypto_open_burst(s->crypto, b->ops, (uint16_t)b->n);
+	/* The plaintexts stay in their mbufs until the whole batch is
+	 * processed: the XOR-FEC receiver accumulates them in one pass. */
+	for (i = 0; i < b->n; i++)
+		dpq_conn_rx_begin(s->slots[b->slot[i]].c);
 	for (i = 0; i < b->n; i++) {
 		struct conn_slot *sl = &s->slots[b->slot[i]];
 		struct rte_mbuf *m = b->m[i];
@@ -875,8 +879,11 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 			dpq_conn_rx_process(sl->c, &b->hdr[i], &b->ops[i],
 					m->data_len, &ri, now);
 		}
-		rte_pktmbuf_free(m);
 	}
+	for (i = 0; i < b->n; i++)
+		dpq_conn_rx_end(s->slots[b->slot[i]].c);
+	for (i = 0; i < b->n; i++)
+		rte_pktmbuf_free(b->m[i]);
 	s->stats.rx_batched += b->n;
 	b->n = 0;
 }

@@ -306,7 +306,12 @@ static bool
 deliver(struct pair *p, struct pair_link *l, bool to_server)
 {
 	bool any = false;
+	struct dpq_conn *batch = NULL;
 
+	if (p->rx_batch) {
+		batch = to_server ? p->server : p->client;
+		dpq_conn_rx_begin(batch);
+	}
 	while (l->head != l->tail && l->q[l->head % PAIR_QUEUE].at <= p->now) {
 		struct pair_dgram *g = &l->q[l->head++ % PAIR_QUEUE];
 
@@ -325,6 +330,8 @@ deliver(struct pair *p, struct pair_link *l, bool to_server)
 			l->dropped++;	/* the client left that address */
 		}
 	}
+	/* The ring slots just read stay untouched until the next send. */
+	dpq_conn_rx_end(batch);
 	return any;
 }
 

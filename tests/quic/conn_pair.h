@@ -84,6 +84,10 @@ struct pair {
 	 * the kernel-UDP client does); > 0 answers that many us later, as
 	 * dpquicd's management thread does (set before pair_start). */
 	uint64_t server_hs_delay_us;
+	/* Deliver the datagrams due at one time between dpq_conn_rx_begin
+	 * and dpq_conn_rx_end, as a shard's batch (their buffers stay
+	 * valid until then). */
+	bool rx_batch;
 	struct pair_hs_msg hsq[PAIR_HS_QUEUE];
 	unsigned int hsq_head, hsq_tail;
 	/* Addresses (pair_init: 198.18.0.1:40000 and 198.18.0.2:4433). */
