@@ -27,21 +27,30 @@ dpq_ecnv_init(struct dpq_ecnv *v, bool enabled)
 	v->state = enabled ? DPQ_ECN_TESTING : DPQ_ECN_DISABLED;
 }
 
-static bool
-marking(const struct dpq_ecnv *v)
-{
-	return v->state == DPQ_ECN_TESTING || v->state == DPQ_ECN_CAPABLE;
-}
-
 void
 dpq_ecnv_on_sent(struct dpq_ecnv *v, unsigned int space, uint8_t cp)
 {
-	if (space >= 3 || cp != DPQ_ECN_CP_ECT0 || !marking(v))
+	if (space >= 3 || cp != DPQ_ECN_CP_ECT0 ||
+	    v->state == DPQ_ECN_DISABLED)
 		return;
+	/* Counted whatever the state: the packets of a datagram marked
+	 * just before testing ended are counted by the peer too. */
 	v->sent_ect0[space]++;
 	if (v->state == DPQ_ECN_TESTING &&
 	    ++v->testing_sent >= DPQ_ECN_TESTING_PKTS)
 		v->state = DPQ_ECN_UNKNOWN;
+}
+
+void
+dpq_ecnv_restart(struct dpq_ecnv *v)
+{
+	if (v->state == DPQ_ECN_DISABLED)
+		return;
+	/* The counts stay: the peer's are per packet number space, for
+	 * the whole connection. */
+	v->state = DPQ_ECN_TESTING;
+	v->testing_sent = 0;
+	v->testing_lost = 0;
 }
 
 static void

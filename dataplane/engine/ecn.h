@@ -55,6 +55,10 @@ struct dpq_ecnv {
 /* Start testing, or stay DISABLED when enabled is false. */
 void dpq_ecnv_init(struct dpq_ecnv *v, bool enabled);
 
+/* A new path (RFC 9000 §13.4.2: validate each path): testing again,
+ * even after a failure on the old one. */
+void dpq_ecnv_restart(struct dpq_ecnv *v);
+
 /* The codepoint for the next packet (DPQ_ECN_CP_ECT0 or NOT_ECT). */
 static inline uint8_t
 dpq_ecnv_codepoint(const struct dpq_ecnv *v)

@@ -874,6 +874,7 @@ dpq_loss_on_path_change(struct dpq_loss *l, struct dpq_cc *cc,
 	l->rate.delivered_time = now;
 	l->rate.first_sent_time = now;
 	l->rate.app_limited = 0;
+	dpq_ecnv_restart(&l->ecn);
 	l->episode_undoable = false;
 	l->episode_start = now;
 	l->pto_count = 0;

@@ -354,7 +354,8 @@ void dpq_loss_raise_pkt_threshold(struct dpq_loss *l, uint32_t n);
 
 /*
  * The path changed (RFC 9000 §9.4): RTT estimate back to initial_rtt (us,
- * 0 = the default), delivery-rate state and loss episode restarted,
+ * 0 = the default), delivery-rate state, ECN validation (RFC 9000
+ * §13.4.2) and loss episode restarted,
  * backoff cleared, and cc (if not NULL) reset to its initial window.
  * Packets in flight stay tracked.
  */

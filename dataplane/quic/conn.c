@@ -310,6 +310,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	}
 	lc.is_server = server;
 	lc.initial_rtt = c->conf.initial_rtt_us;
+	lc.ecn = !c->conf.no_ecn;
 	rc = dpq_loss_init(&c->loss, &lc, &c->mem);
 	if (rc != 0)
 		goto fail_bufs;
@@ -986,4 +987,7 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	st->persistent_congestions = c->cc.persistent_congestions;
 	st->congestion_events = c->cc.congestion_events;
 	st->reorder_threshold = c->loss.pkt_threshold;
+	snprintf(st->ecn, sizeof(st->ecn), "%s",
+			dpq_ecn_state_str(c->loss.ecn.state));
+	st->ecn_ce = c->loss.ecn.ce_events;
 }

@@ -174,6 +174,9 @@ struct dpq_conn_conf {
 	/* Send at the controller's pacing rate (RFC 9002 §7.7); true
 	 * turns pacing off for this connection (for comparisons). */
 	bool no_pacing;
+	/* Mark packets ECT(0) and validate ECN (RFC 9000 §13.4); true:
+	 * never mark (peers' counts are still sent). */
+	bool no_ecn;
 	uint64_t initial_rtt_us;	/* 0: 333 ms (RFC 9002 §6.2.2) */
 	/* Source connection ID length we use (server: the shard's router
 	 * reads it back, so all connections of a shard share it). */
@@ -453,6 +456,9 @@ struct dpq_conn_stats {
 	uint64_t persistent_congestions;
 	uint64_t congestion_events;
 	uint32_t reorder_threshold;	/* packet threshold (adapts) */
+	char ecn[12];			/* ECN validation: "testing", "capable",
+					 * "failed", ... (RFC 9000 §13.4.2) */
+	uint64_t ecn_ce;		/* CE increases the peer reported */
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
 

@@ -221,6 +221,8 @@ struct dpq_conn {
 	struct dpq_cc cc;
 	struct dpq_pacer pacer;
 	bool pace_hold;			/* this build: the pacer says wait */
+	uint8_t dgram_ecn;		/* this build: the datagram's codepoint */
+	uint8_t rx_last_ecn;		/* codepoint of the last 1-RTT packet */
 	bool dgram_in_flight;		/* this datagram counts in flight */
 	uint64_t largest_rx_pn[DPQ_PN_SPACE_COUNT];
 

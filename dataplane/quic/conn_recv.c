@@ -679,7 +679,11 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	if (rc != 0)
 		return rc;
 
+	/* RFC 9000 §13.4.1: count the IP ECN codepoint of each packet. */
+	if (sp == DPQ_PN_SPACE_APP)
+		c->rx_last_ecn = ri != NULL ? (uint8_t)(ri->ecn & 3) : 0;
 	if (dpq_ackr_record(c->pns[sp].ackr, op->pn, eliciting,
+			ri != NULL ? (enum dpq_ecn)(ri->ecn & 3) :
 			DPQ_ECN_NOT_ECT, now) == 0 &&
 	    (c->largest_rx_pn[sp] == DPQ_PN_NONE ||
 	     op->pn > c->largest_rx_pn[sp]))
@@ -775,7 +779,11 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 			&eliciting, &non_probing, &tp, now);
 	if (rc != 0)
 		return rc;
-	if (dpq_ackr_record(a, pn, eliciting, DPQ_ECN_NOT_ECT, now) == 0 &&
+	/* Its IP header is gone: count it with the codepoint the peer's
+	 * packets carry now, or the peer's ECN validation (RFC 9000
+	 * §13.4.2.1) would see a marked packet acknowledged uncounted. */
+	if (dpq_ackr_record(a, pn, eliciting, (enum dpq_ecn)c->rx_last_ecn,
+			now) == 0 &&
 	    (c->largest_rx_pn[DPQ_PN_SPACE_APP] == DPQ_PN_NONE ||
 	     pn > c->largest_rx_pn[DPQ_PN_SPACE_APP]))
 		c->largest_rx_pn[DPQ_PN_SPACE_APP] = pn;

@@ -667,6 +667,9 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	if (!record)
 		return len;
 	if (!b->eliciting && !b->padded) {
+		/* Not tracked, but the peer counts its mark (§13.4.1). */
+		if (c->dgram_ecn == DPQ_ECN_CP_ECT0 && !b->off_path)
+			dpq_ecnv_on_sent(&c->loss.ecn, b->sp, DPQ_ECN_CP_ECT0);
 		remember_ack_only(c, b);
 		return len;
 	}
@@ -676,6 +679,8 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	sp.flags = (b->eliciting ? DPQ_SENT_ACK_ELICITING : 0) |
 		((b->eliciting || b->padded) ? DPQ_SENT_IN_FLIGHT : 0) |
 		(b->probe ? DPQ_SENT_PROBE : 0);
+	if (c->dgram_ecn == DPQ_ECN_CP_ECT0 && !b->off_path)
+		sp.flags |= DPQ_SENT_ECT0;
 	if (b->off_path)
 		sp.flags = 0;	/* RFC 9000 §9.4: not for this path's CC */
 	if (sp.flags & DPQ_SENT_IN_FLIGHT)
@@ -879,6 +884,8 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		return off;
 	}
 	c->spec_why = 0;
+	/* RFC 9000 §13.4.2: ECT(0) while ECN is tested or validated. */
+	c->dgram_ecn = dpq_loss_ecn_codepoint(&c->loss);
 	/* RFC 9002 §7.7: new data leaves at the pacing rate; ACKs and
 	 * probes do not wait (the window does not hold them either). */
 	rate = dpq_conn_pacing_rate(c);
@@ -987,7 +994,8 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 		c->spec_why = 0;
 		d[k].len = (uint16_t)len;
 		d[k].nops = (uint8_t)m;
-		d[k].ecn = 0;
+		d[k].ecn = c->dgram_ecn;
+		c->dgram_ecn = DPQ_ECN_CP_NOT_ECT;
 		d[k].tuple = c->paths[c->active].tuple;
 		nops += m;
 		k++;

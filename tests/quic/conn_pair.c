@@ -214,7 +214,8 @@ make_server(struct pair *p, const uint8_t *d, size_t len,
 
 static void
 link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len,
-		const struct dpq_netaddr *src, const struct dpq_netaddr *dst)
+		const struct dpq_netaddr *src, const struct dpq_netaddr *dst,
+		uint8_t ecn)
 {
 	uint64_t idx = l->sent++;
 	struct pair_dgram *g;
@@ -255,32 +256,53 @@ link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len,
 	if (l == &p->c2s && p->nat_on)
 		g->src = p->nat;
 	memcpy(g->data, d, len);
+	/* The codepoint as the path leaves it (ECN bits: 2 ECT(0), 3 CE). */
+	if (ecn == 2)
+		l->ect0_seen++;
+	if (l->ecn_bleach)
+		ecn = 0;
+	else if ((ecn == 1 || ecn == 2) && l->ce_permille != 0 &&
+		 rnd(p) % 1000 < l->ce_permille) {
+		ecn = 3;
+		l->ce_marked++;
+	}
+	g->ecn = ecn;
 }
 
 static void
 flush(struct pair *p, struct dpq_conn *c, struct pair_link *l)
 {
 	uint8_t buf[PAIR_MTU];
-	struct dpq_tuple to;
-	ssize_t n;
+	struct dpq_seal_op ops[DPQ_CONN_MAX_SEAL_OPS];
 	int guard = 0;
 
 	if (c == NULL)
 		return;
-	while ((n = dpq_conn_send(c, buf, sizeof(buf), &to, p->now)) > 0 &&
-	       guard++ < 10000) {
+	/* dpq_conn_send() with the ECN codepoint kept. */
+	while (guard++ < 10000) {
+		struct dpq_tx_dgram d = { .buf = buf, .cap = sizeof(buf) };
+		struct dpq_tuple to;
+
+		if (dpq_conn_build_burst(c, &d, 1, ops, p->now) != 1)
+			break;
+		if (dpq_crypto_seal_burst(p->crypto, ops, d.nops) != d.nops)
+			abort();
+		dpq_conn_tx_done(c, p->now);
+		to = d.tuple;
 		/* An unset local address is the endpoint's own. */
 		if (to.local.family == 0)
 			to.local = c == p->client ? p->caddr : p->saddr;
-		link_send(p, l, buf, (size_t)n, &to.local, &to.peer);
+		link_send(p, l, buf, d.len, &to.local, &to.peer, d.ecn);
 	}
 }
 
 static void
 server_recv(struct pair *p, uint8_t *d, size_t len,
-		const struct dpq_netaddr *src, const struct dpq_netaddr *dst)
+		const struct dpq_netaddr *src, const struct dpq_netaddr *dst,
+		uint8_t ecn)
 {
-	struct dpq_rx_info ri = { .tuple = { .local = *dst, .peer = *src } };
+	struct dpq_rx_info ri = { .tuple = { .local = *dst, .peer = *src },
+		.ecn = ecn };
 
 	if (p->server == NULL)
 		make_server(p, d, len, &ri.tuple);
@@ -318,12 +340,14 @@ deliver(struct pair *p, struct pair_link *l, bool to_server)
 		any = true;
 		l->delivered++;
 		if (to_server) {
-			server_recv(p, g->data, g->len, &g->src, &g->dst);
+			server_recv(p, g->data, g->len, &g->src, &g->dst,
+					g->ecn);
 		} else if (dpq_netaddr_eq(&g->dst, &p->caddr) ||
 			   (p->nat_on && dpq_netaddr_eq(&g->dst, &p->nat))) {
 			/* Through the NAT, or straight to the client. */
 			struct dpq_rx_info ri = { .tuple = {
-				.local = p->caddr, .peer = g->src } };
+				.local = p->caddr, .peer = g->src },
+				.ecn = g->ecn };
 
 			dpq_conn_recv(p->client, g->data, g->len, &ri, p->now);
 		} else {

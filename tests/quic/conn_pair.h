@@ -27,6 +27,7 @@
 struct pair_dgram {
 	uint64_t at;
 	uint16_t len;
+	uint8_t ecn;		/* IP ECN codepoint it carries */
 	struct dpq_netaddr src, dst;
 	uint8_t data[PAIR_MTU];
 };
@@ -47,6 +48,11 @@ struct pair_link {
 	 * longest since max_run was last cleared (pacing tests). */
 	uint64_t run_at;
 	uint32_t run, max_run;
+	/* ECN on the path: bleach clears every codepoint; ce_permille of
+	 * the ECT packets are marked CE; counts of what went through. */
+	bool ecn_bleach;
+	unsigned int ce_permille;
+	uint64_t ect0_seen, ce_marked;
 };
 
 /* A CRYPTO delivery waiting in the asynchronous handshake service. */

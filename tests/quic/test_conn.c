@@ -392,6 +392,71 @@ test_pacing(void **state)
 	}
 }
 
+
+/*
+ * ECN end to end (RFC 9000 §13.4): both ends mark ECT(0), count the
+ * codepoints they receive, echo them in ACK_ECN frames and validate the
+ * path; a path that clears the bits makes validation fail and marking
+ * stop, without harm to the transfer; CE marks on the path are
+ * congestion signals (the window halves without any loss).
+ */
+static void
+ecn_run(bool bleach, unsigned int ce_permille, bool no_ecn,
+		struct dpq_conn_stats *cst, struct dpq_conn_stats *sst,
+		struct pair_link *c2s)
+{
+	struct pair p;
+	struct client_state cs;
+
+	pair_init(&p, 0, NULL, 10000, 0, 31);
+	setup_echo(&p, &cs, 1, 1 << 20);
+	p.c2s.ecn_bleach = p.s2c.ecn_bleach = bleach;
+	p.c2s.ce_permille = p.s2c.ce_permille = ce_permille;
+	p.cconf.no_ecn = no_ecn;
+	pair_start(&p);
+	assert_true(pair_run(&p, all_echoed, &cs, 60000000));
+	check_echo(&cs);
+	dpq_conn_get_stats(p.client, cst);
+	dpq_conn_get_stats(p.server, sst);
+	*c2s = p.c2s;
+	c2s->q = NULL;
+	pair_free(&p);
+}
+
+static void
+test_ecn(void **state)
+{
+	struct dpq_conn_stats c, s;
+	struct pair_link l;
+
+	(void)state;
+	/* a clean path: validated both ways, every later packet marked */
+	ecn_run(false, 0, false, &c, &s, &l);
+	assert_string_equal(c.ecn, "capable");
+	assert_string_equal(s.ecn, "capable");
+	assert_true(l.ect0_seen > 100);
+	assert_int_equal(c.ecn_ce, 0);
+	/* a path that clears the ECN bits: validation fails (ACK_ECN counts
+	 * short of the marked packets acknowledged), marking stops after
+	 * the ten testing packets, the data still arrives */
+	ecn_run(true, 0, false, &c, &s, &l);
+	assert_string_equal(c.ecn, "failed");
+	assert_string_equal(s.ecn, "failed");
+	assert_true(l.ect0_seen <= 12);
+	/* CE marks: congestion events without loss */
+	ecn_run(false, 20, false, &c, &s, &l);
+	assert_string_equal(c.ecn, "capable");
+	assert_true(l.ce_marked > 0);
+	assert_true(c.ecn_ce > 0);
+	assert_true(c.congestion_events > 0);
+	assert_int_equal(c.pkts_lost, 0);
+	/* switched off: nothing marked, the peer still validates its own */
+	ecn_run(false, 0, true, &c, &s, &l);
+	assert_string_equal(c.ecn, "disabled");
+	assert_int_equal(l.ect0_seen, 0);
+	assert_string_equal(s.ecn, "capable");
+}
+
 static bool
 closed_both(struct pair *p, void *arg)
 {
@@ -750,6 +815,7 @@ main(void)
 		cmocka_unit_test(test_echo_concurrent),
 		cmocka_unit_test(test_echo_lossy),
 		cmocka_unit_test(test_pacing),
+		cmocka_unit_test(test_ecn),
 		cmocka_unit_test(test_first_request_not_lost),
 		cmocka_unit_test(test_close),
 		cmocka_unit_test(test_alpn_mismatch),
