@@ -119,6 +119,25 @@ clock_us(void *arg)
 	return dpq_shard_now_us();
 }
 
+/* How the connection ended, caught as it happens: a close that ends a
+ * connection at once (idle timeout, version negotiation, no viable
+ * path) frees it within the same poll, so asking its state afterwards
+ * would find nothing to report. */
+static struct dpq_conn_close_info close_info;
+static bool closed;
+
+static void
+on_closed(struct dpq_conn *c)
+{
+	if (!closed) {
+		closed = true;
+		close_info = *dpq_conn_close_info(c);
+	}
+	dpq_hq_client_ops.on_closed(c);
+}
+
+static struct dpq_app_ops client_ops;
+
 static void *
 client_ctx(void *arg, struct dpq_conn *c)
 {
@@ -322,8 +341,6 @@ main(int argc, char **argv)
 	const char *cc_name = NULL;
 	bool no_pacing = false;
 	char *end;
-	struct dpq_conn_close_info close_info = { 0 };
-	bool closed = false;
 	int c, n, rc = 1;
 
 	if (has_eal_args(argc, argv)) {
@@ -511,7 +528,9 @@ main(int argc, char **argv)
 	sc.hs.hs = tls;
 	sc.hs.attach = hs_attach;
 	sc.hs.arg = tls;
-	sc.app.ops = &dpq_hq_client_ops;
+	client_ops = dpq_hq_client_ops;
+	client_ops.on_closed = on_closed;
+	sc.app.ops = &client_ops;
 	sc.app.conn_ctx = client_ctx;
 	sc.app.arg = hc;
 	sc.socket_id = SOCKET_ID_ANY;
@@ -538,11 +557,6 @@ main(int argc, char **argv)
 		if (conn != NULL) {
 			dpq_hq_client_poll(hc, conn);
 			dpq_conn_get_stats(conn, &cstats);
-			if (!closed &&
-			    dpq_conn_state(conn) >= DPQ_CONN_CLOSING) {
-				closed = true;
-				close_info = *dpq_conn_close_info(conn);
-			}
 		}
 	}
 	conn = dpq_shard_conn_by_handle(shard, handle);

@@ -374,7 +374,7 @@ cmd_connections(struct dpq_ctl_req *req, void *arg_)
 		mb->cursor = 0;
 		do {
 			mb->op = DPQD_OP_LIST;
-			if (dpqd_shardctl_call(d, i, 5000) != 0)
+			if (dpqd_shardctl_call(d, i, DPQD_SHARD_WAIT_MS) != 0)
 				return dpq_ctl_req_error(req, "connections: "
 					"shard %u did not answer", i);
 			for (k = 0; k < mb->n && shown < limit; k++, shown++)
@@ -426,7 +426,7 @@ cmd_conn(struct dpq_ctl_req *req, void *arg_)
 	mb->cursor = 0;
 	do {
 		mb->op = DPQD_OP_LIST;
-		if (dpqd_shardctl_call(d, shard, 5000) != 0)
+		if (dpqd_shardctl_call(d, shard, DPQD_SHARD_WAIT_MS) != 0)
 			return dpq_ctl_req_error(req, "conn: shard %u did not "
 				"answer", shard);
 		for (k = 0; k < mb->n; k++)
@@ -457,7 +457,7 @@ cmd_close(struct dpq_ctl_req *req, void *arg_)
 	mb->handle = h;
 	mb->code = DPQ_TE_NO_ERROR;
 	snprintf(mb->reason, sizeof(mb->reason), "closed by the operator");
-	rc = dpqd_shardctl_call(d, shard, 5000);
+	rc = dpqd_shardctl_call(d, shard, DPQD_SHARD_WAIT_MS);
 	if (rc == -ENOENT)
 		return dpq_ctl_req_error(req, "close: no connection %" PRIx64
 			" (closed already?)", h);

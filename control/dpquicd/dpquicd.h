@@ -58,6 +58,10 @@ struct dpqd_conn_info {
 };
 
 #define DPQD_LIST_MAX	256	/* connections per LIST request */
+/* How long the main lcore waits for a shard to run a request: a shard
+ * answers between two polls (microseconds), unless its core is taken
+ * from it; dpquic-ctl waits longer (its -t default). */
+#define DPQD_SHARD_WAIT_MS	8000
 
 /*
  * One outstanding request per shard. The main lcore writes the request

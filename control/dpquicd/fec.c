@@ -52,7 +52,8 @@ dpqd_fec_apply(struct dpqd *d, const struct dpq_conf *c)
 	for (i = 0; i < d->nshards; i++) {
 		d->sh[i].mb->op = DPQD_OP_FEC;
 		d->sh[i].mb->conn = cc;
-		if (dpqd_shardctl_call(d, i, 5000) != 0 && rc == 0)
+		if (dpqd_shardctl_call(d, i, DPQD_SHARD_WAIT_MS) != 0 &&
+		    rc == 0)
 			rc = -ETIMEDOUT;
 	}
 	return rc;
@@ -129,7 +130,7 @@ dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg_)
 		d->sh[shard].mb->op = DPQD_OP_FEC_CONN;
 		d->sh[shard].mb->handle = h;
 		d->sh[shard].mb->fec = p;
-		rc = dpqd_shardctl_call(d, shard, 5000);
+		rc = dpqd_shardctl_call(d, shard, DPQD_SHARD_WAIT_MS);
 		if (rc == -ENOENT)
 			return dpq_ctl_req_error(req, "fec: no connection "
 				"%" PRIx64 " (closed already?)", h);

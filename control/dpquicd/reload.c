@@ -177,7 +177,7 @@ dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req)
 			d->sh[i].mb->op = DPQD_OP_RETRY;
 			d->sh[i].mb->code = p;
 			d->sh[i].mb->rate = rate;
-			dpqd_shardctl_call(d, i, 5000);
+			dpqd_shardctl_call(d, i, DPQD_SHARD_WAIT_MS);
 		}
 	}
 	/* Keep the running values of keys that need a restart, so that

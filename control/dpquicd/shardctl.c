@@ -196,7 +196,7 @@ dpqd_shardctl_all(struct dpqd *d, enum dpqd_shard_op op, bool flag,
 		mb->code = code;
 		snprintf(mb->reason, sizeof(mb->reason), "%s",
 				reason != NULL ? reason : "");
-		rc = dpqd_shardctl_call(d, i, 5000);
+		rc = dpqd_shardctl_call(d, i, DPQD_SHARD_WAIT_MS);
 		if (rc != 0 && first == 0)
 			first = rc;
 	}

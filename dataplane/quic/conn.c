@@ -697,7 +697,24 @@ dpq_conn_close(struct dpq_conn *c, bool app, uint64_t error_code,
 		const char *reason)
 {
 	dpq_conn_wake(c);
+	if (dpq_conn_is_closing(c))
+		return;
 	start_close(c, app, error_code, 0, reason);
+	c->close_unanchored = true;
+}
+
+/* The closing period of a close started from outside begins now: a
+ * quiet connection's own clock may be long past, and a deadline counted
+ * from it would end the connection before its CONNECTION_CLOSE left. */
+static void
+anchor_close(struct dpq_conn *c, uint64_t now)
+{
+	if (!c->close_unanchored)
+		return;
+	c->close_unanchored = false;
+	if (!c->close_sent_once)
+		c->close_deadline = now + DPQ_CONN_CLOSE_PTOS *
+			dpq_conn_pto(c);
 }
 
 void
@@ -773,6 +790,7 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 	c->now = now;
 	if (c->state == DPQ_CONN_CLOSED)
 		return;
+	anchor_close(c, now);
 	if (dpq_conn_is_closing(c)) {
 		if (now >= c->close_deadline)
 			dpq_conn_set_state(c, DPQ_CONN_CLOSED);
@@ -857,6 +875,7 @@ void
 dpq_conn_poll(struct dpq_conn *c, uint64_t now)
 {
 	c->now = now;
+	anchor_close(c, now);
 	dpq_conn_tx_done(c, now);
 	dpq_conn_replay_buffered(c, now);
 	if (now >= dpq_conn_next_timeout(c))

@@ -279,6 +279,10 @@ struct dpq_conn {
 	uint64_t close_deadline;	/* end of closing/draining */
 	bool close_pending;		/* CONNECTION_CLOSE to send */
 	bool close_sent_once;
+	/* Closed from outside a call that brings the time (dpq_conn_close):
+	 * close_deadline counts from the next now, not from c->now, which
+	 * is as old as the connection's last activity. */
+	bool close_unanchored;
 	uint64_t close_rx_count;	/* packets received while closing */
 	struct dpq_conn_close_info close;
 	bool ping_pending;		/* an ack-eliciting packet is wanted */

@@ -49,7 +49,8 @@ log = { level = "$1"; };
 drain = { timeout = 60; };
 CONF
 }
-ctl() { ip netns exec "$NS" timeout 10 "$DPQUIC_CTL" -s "$SOCK" -r "$@"; }
+# Generous, bounded: on a loaded machine a shard may answer late.
+ctl() { ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" -r "$@"; }
 client_bg() {	# client_bg NAME PATH...: fetch in the background
 	local n=$1
 	shift
@@ -93,8 +94,9 @@ if wait_conns 1; then
 	check_json "$S" "s['connections'][0]['cipher'].startswith('TLS_')" \
 		"connections: cipher suite"
 	ID=$(json_get "$S" "s['connections'][0]['id']")
-	ctl conn "$ID" > "$TMP/conn.json" &&
-		check_json "$TMP/conn.json" "s['connection']['id'] == '$ID' and s['connection']['srtt_us'] > 0 and s['connection']['streams'] >= 1" \
+	ctl conn "$ID" > "$TMP/conn.json" ||
+		fail "dpquic-ctl conn $ID: $(cat "$TMP/conn.json")"
+	check_json "$TMP/conn.json" "s['connection']['id'] == '$ID' and s['connection']['srtt_us'] > 0 and s['connection']['streams'] >= 1" \
 			"conn $ID: one connection with RTT and streams"
 	t0=$(date +%s.%N)
 	ctl close "$ID" > "$TMP/close.json" ||
@@ -106,7 +108,7 @@ if wait_conns 1; then
 		ok "close: the client reports the operator's close after $(elapsed "$t0") s"
 	else
 		fail "close: client did not report the close"
-		cat "$TMP/a1.err"
+		cat "$TMP/a1.err" "$TMP/a1.out"
 	fi
 	grep -Eq '^file /big bytes [0-9]+ ' "$TMP/a1.out" ||
 		fail "a1: no bytes count for /big"
@@ -122,8 +124,9 @@ if wait_conns 1; then
 else
 	fail "connections: the transfer never showed up"
 fi
-ip netns exec "$NS" timeout 10 "$DPQUIC_CTL" -s "$SOCK" status |
-	grep -q '"state": "serving"' && ok "status: serving"
+ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" status |
+	grep -q '"state": "serving"' && ok "status: serving" ||
+	fail "status: not serving"
 
 # ---- B: reload ------------------------------------------------------------
 write_conf debug 2
@@ -200,8 +203,9 @@ kill -TERM "$PD"
 wait "$PID_d1"
 rc=$?
 dt=$(elapsed "$t0")
-if grep -q 'the server closed the connection: NO_ERROR (0x0): "server shutting down"' "$TMP/d1.err" &&
-   awk -v t="$dt" 'BEGIN { exit !(t < 10) }'; then
+# The server's CONNECTION_CLOSE, not the client's 120 s timeout (no
+# timing assertion: the machine may be loaded).
+if grep -q 'the server closed the connection: NO_ERROR (0x0): "server shutting down"' "$TMP/d1.err"; then
 	ok "SIGTERM: the client reports the server's close after $dt s (rc $rc)"
 else
 	fail "SIGTERM: client rc=$rc after $dt s"

@@ -39,6 +39,9 @@ struct net {
 	/* bytes the clients received back */
 	uint64_t echoed;
 	bool fin_seen;
+	/* how the last client connection ended (its on_closed) */
+	struct dpq_conn_close_info cli_close;
+	unsigned int cli_closed;
 };
 
 static struct net *cur;
@@ -105,9 +108,18 @@ cli_data(struct dpq_conn *c, uint64_t id)
 	} while (n > 0 && !fin);
 }
 
+static void
+cli_closed(struct dpq_conn *c)
+{
+	/* Called again as draining ends (closed): keep the first. */
+	if (cur->cli_closed++ == 0)
+		cur->cli_close = *dpq_conn_close_info(c);
+}
+
 static const struct dpq_app_ops cli_app = {
 	.on_established = cli_established,
 	.on_stream_data = cli_data,
+	.on_closed = cli_closed,
 };
 
 /* ---- the network ---------------------------------------------------------- */
@@ -303,6 +315,36 @@ test_create_echo_close(void **state)
 	assert_int_equal(stats(n->srv).conns_closed, 1);
 	assert_int_equal(stats(n->srv).closed_by_peer, 1);
 	assert_int_equal(stats(n->cli).closed_app, 1);
+	net_free(n);
+	free(n);
+}
+
+/* A connection closed from outside the shard's calls (the operator's
+ * `dpquic-ctl close`, a shutdown) after it was quiet for longer than its
+ * closing period (3 PTO, RFC 9000 §10.2) still sends its
+ * CONNECTION_CLOSE: the period starts when the shard next touches it,
+ * not at the last time the connection saw. */
+static void
+test_close_after_quiet(void **state)
+{
+	struct net *n = malloc(sizeof(*n));
+	struct dpq_shard_stats before;
+
+	(void)state;
+	net_init(n, 60000);
+	connect_n(n, 1);
+	assert_true(run(n, settled, 5000000));
+	n->now += 10000000;	/* 10 s of silence, far beyond 3 PTO */
+	before = stats(n->srv);
+	dpq_conn_close(n->sconn[0], false, 0, "closed by the operator");
+	assert_true(run(n, cli_empty, 10000000));
+	assert_true(stats(n->srv).tx_pkts > before.tx_pkts);
+	assert_true(n->cli_closed >= 1);
+	assert_true(n->cli_close.remote);
+	assert_false(n->cli_close.idle);
+	assert_int_equal(n->cli_close.error_code, 0);
+	assert_string_equal(n->cli_close.reason, "closed by the operator");
+	assert_int_equal(stats(n->cli).closed_by_peer, 1);
 	net_free(n);
 	free(n);
 }
@@ -561,6 +603,7 @@ main(int argc, char **argv)
 		"--no-telemetry" };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_echo_close),
+		cmocka_unit_test(test_close_after_quiet),
 		cmocka_unit_test(test_timer_on_time),
 		cmocka_unit_test(test_idle_untouched),
 		cmocka_unit_test(test_ready_budget),
