@@ -33,6 +33,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 
+#include "control/conf/conf.h"
 #include "control/tls/hs_direct.h"
 #include "dataplane/engine/cc.h"
 #include "dataplane/engine/errors.h"
@@ -60,9 +62,9 @@ on_signal(int sig)
 }
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: dpquic-client [EAL args --] [options] IP:PORT PATH...\n"
 		"  --dpdk LOCAL_IP  --prefix LEN  --gateway IP  --port-id P\n"
 		"  --out DIR  --sha256  --ciphers NAME  --alpn NAME\n"
@@ -313,6 +315,7 @@ main(int argc, char **argv)
 		{ "spec", required_argument, NULL, 'S' },
 		{ "cc", required_argument, NULL, 'x' },
 		{ "no-pacing", no_argument, NULL, 'N' },
+		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -334,7 +337,7 @@ main(int argc, char **argv)
 	uint16_t suite = 0, port_id = 0;
 	uint8_t prefix = 0;
 	double timeout = 30;
-	uint64_t t0, deadline, handle, key_update = 0;
+	uint64_t t0, deadline, handle, key_update = 0, idle_ms = 0, num;
 	struct dpq_fec_policy fec = { DPQ_FEC_ADAPTIVE,
 		DPQ_FEC_DEFAULT_GROUP, DPQ_FEC_DEFAULT_GROUP_MIN };
 	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT, spec = 0;
@@ -346,8 +349,16 @@ main(int argc, char **argv)
 	if (has_eal_args(argc, argv)) {
 		n = rte_eal_init(argc, argv);
 	} else {
+		/* No dataplane core of its own: EAL pins the main lcore to
+		 * the first CPU, where every such client would then crowd;
+		 * give the thread back the CPUs it had. */
+		cpu_set_t cpus;
+		bool have = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
+
 		n = rte_eal_init(8, default_eal);
 		n = n < 0 ? n : 0;
+		if (n == 0 && have)
+			(void)sched_setaffinity(0, sizeof(cpus), &cpus);
 	}
 	if (n < 0) {
 		fprintf(stderr, "dpquic-client: EAL init failed: %s\n",
@@ -361,14 +372,32 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'D': dpdk_ip = optarg; break;
-		case 'P': prefix = (uint8_t)atoi(optarg); break;
+		case 'P':
+			if (dpq_conf_parse_u64(optarg, &num) != 0 ||
+			    num > 128) {
+				fprintf(stderr, "dpquic-client: --prefix wants "
+					"a prefix length 0..128, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			prefix = (uint8_t)num;
+			break;
 		case 'g':
 			if (dpq_addr_parse(optarg, &gateway) != 0) {
-				usage();
+				usage(stderr);
 				return 2;
 			}
 			break;
-		case 'p': port_id = (uint16_t)atoi(optarg); break;
+		case 'p':
+			if (dpq_conf_parse_u64(optarg, &num) != 0 ||
+			    num >= RTE_MAX_ETHPORTS) {
+				fprintf(stderr, "dpquic-client: --port-id wants "
+					"a DPDK port number, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			port_id = (uint16_t)num;
+			break;
 		case 'o': fetch.out_dir = optarg; break;
 		case 's': hq.sha256 = fetch.sha256 = true; break;
 		case 'c':
@@ -381,7 +410,14 @@ main(int argc, char **argv)
 			break;
 		case 'a': alpn = optarg; break;
 		case 'K': tc.keylog_file = optarg; break;
-		case 't': timeout = atof(optarg); break;
+		case 't':
+			if (dpq_conf_parse_seconds(optarg, &timeout) != 0 ||
+			    timeout <= 0) {
+				fprintf(stderr, "dpquic-client: --timeout wants "
+					"seconds (> 0), not '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'v': tc.verify = true; break;
 		case 'C': tc.ca_file = optarg; break;
 		case 'U':
@@ -409,6 +445,19 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'I': {
+			double v;
+
+			if (dpq_conf_parse_seconds(optarg, &v) != 0 ||
+			    v < 0.001 || v > 3600) {
+				fprintf(stderr, "dpquic-client: --idle-timeout "
+					"wants seconds (0.001..3600), not "
+					"'%s'\n", optarg);
+				return 2;
+			}
+			idle_ms = (uint64_t)(v * 1000);
+			break;
+		}
 		case 'S':
 			if (dpq_conn_spec_parse(optarg, &spec) != 0) {
 				fprintf(stderr, "dpquic-client: --spec '%s': "
@@ -431,14 +480,17 @@ main(int argc, char **argv)
 			cc_name = optarg;
 			break;
 		case 'N': no_pacing = true; break;
+		case 'h':
+			usage(stdout);
+			return 0;
 		default:
-			usage();
+			usage(stderr);
 			return 2;
 		}
 	}
 	if (argc - optind < 2 || dpq_addr_parse(argv[optind], &server) != 0 ||
 	    server.port == 0) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	signal(SIGINT, on_signal);
@@ -519,6 +571,7 @@ main(int argc, char **argv)
 	sc.conn.max_data = 16 << 20;
 	sc.conn.max_stream_data = 8 << 20;
 	sc.conn.key_update_pkts = key_update;
+	sc.conn.idle_timeout_ms = idle_ms;
 	sc.conn.fec_max_group = fec_max_group;
 	sc.conn.fec = fec;
 	sc.conn.spec_retx = spec;

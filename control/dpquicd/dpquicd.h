@@ -44,6 +44,8 @@ enum dpqd_shard_op {
 	DPQD_OP_RETRY,		/* listener: new Retry policy */
 	DPQD_OP_FEC,		/* XOR-FEC of new connections (conn) */
 	DPQD_OP_FEC_CONN,	/* XOR-FEC policy of connection `handle` */
+	DPQD_OP_SYNC,		/* n = 1 while connections wait to be
+				 * touched (e.g. closes not yet built) */
 };
 
 /* What `dpquic-ctl connections` shows of one connection. */

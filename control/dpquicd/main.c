@@ -54,8 +54,11 @@ sd_notify(int unset, const char *state)
 #include "control/dpquicd/dpquicd.h"
 #include "dataplane/engine/errors.h"
 
-/* How long a stop waits for CONNECTION_CLOSE packets to leave. */
-#define CLOSE_WAIT_US	500000
+/* How long a stop waits for every shard to build its CONNECTION_CLOSE
+ * packets (bounded: a shard whose core is taken from it answers late),
+ * then for late packets of the peers to be answered. */
+#define CLOSE_BUILD_WAIT_US	10000000
+#define CLOSE_WAIT_US		500000
 
 struct dpqd dpqd;
 volatile sig_atomic_t dpqd_stop;
@@ -467,11 +470,27 @@ poll_main(struct dpqd *d, int main_shard)
 	}
 }
 
+/* Does a shard still have connections to touch (closes to build)? */
+static bool
+shards_busy(struct dpqd *d)
+{
+	unsigned int i;
+	bool busy = false;
+
+	for (i = 0; i < d->nshards; i++) {
+		d->sh[i].mb->op = DPQD_OP_SYNC;
+		if (dpqd_shardctl_call(d, i, DPQD_SHARD_WAIT_MS) != 0 ||
+		    d->sh[i].mb->n != 0)
+			busy = true;
+	}
+	return busy;
+}
+
 /* Close everything and wait (bounded) for the closes to leave. */
 static void
 close_all(struct dpqd *d, int main_shard, const char *why)
 {
-	uint64_t until = dpqd_now_us() + CLOSE_WAIT_US;
+	uint64_t until = dpqd_now_us() + CLOSE_BUILD_WAIT_US;
 	unsigned int n = total_conns(d);
 
 	DLOG(NOTICE, "%s: closing %u connection(s) with CONNECTION_CLOSE\n",
@@ -480,6 +499,10 @@ close_all(struct dpqd *d, int main_shard, const char *why)
 	dpqd_shardctl_all(d, DPQD_OP_REFUSE, true, 0, "server shutting down");
 	dpqd_shardctl_all(d, DPQD_OP_CLOSE_ALL, false, DPQ_TE_NO_ERROR,
 			"server shutting down");
+	do
+		poll_main(d, main_shard);
+	while (dpqd_now_us() < until && shards_busy(d));
+	until = dpqd_now_us() + CLOSE_WAIT_US;
 	while (dpqd_now_us() < until && total_conns(d) > 0)
 		poll_main(d, main_shard);
 	/* At least a few polls so that every shard built its closes. */

@@ -125,6 +125,12 @@ run(struct dpqd_shard *s, struct dpqd_mailbox *mb)
 			mb->n = 1;
 		}
 		break;
+	case DPQD_OP_SYNC:
+		/* Served between two polls: the poll before this one built
+		 * what the request before asked for, unless the ready list
+		 * still holds connections (its per-poll budget). */
+		mb->n = dpq_shard_next_event(s->shard) <= now;
+		break;
 	default:
 		mb->rc = -EINVAL;
 		break;

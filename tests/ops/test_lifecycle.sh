@@ -10,7 +10,9 @@
 #      file changes nothing and the daemon keeps serving;
 #   C. `dpquic-ctl drain`: a new client is refused with
 #      CONNECTION_REFUSED and says so at once; the transfer in progress
-#      finishes complete; the daemon exits 0 when it is gone;
+#      finishes complete; the daemon exits 0 when it is gone (the
+#      transfer is held in progress by its client, blocked writing into
+#      a FIFO until the test reads it: no race with a fast machine);
 #   D. SIGTERM during a transfer: the client reports the server's
 #      CONNECTION_CLOSE within seconds (not its 60 s timeout) and how many
 #      bytes arrived; the daemon exits 0.
@@ -28,8 +30,10 @@ lib_init lifecycle
 ROOT=$TMP/root
 mkdir -p "$ROOT"
 head -c 1024 /dev/urandom > "$ROOT/f1k"
-# Big enough to be in flight for a while; sparse, so cheap to make.
-truncate -s 512M "$ROOT/big"
+# Far too big to finish while the test closes it (sparse: free to make).
+truncate -s 16G "$ROOT/big"
+# The drain's transfer: real bytes, checked by sha256.
+head -c $((16 * 1024 * 1024)) /dev/urandom > "$ROOT/mid"
 
 NS=dpq-e5-$$
 ns_add "$NS"
@@ -43,6 +47,8 @@ server = {
   addr = "$DADDR:4433";
   root = "$ROOT";
   shards = $2;
+  # the drain's client is held for a while: no idle timeout meanwhile
+  idle-timeout-ms = 600000;
 };
 ctl = { path = "$SOCK"; };
 log = { level = "$1"; };
@@ -51,12 +57,23 @@ CONF
 }
 # Generous, bounded: on a loaded machine a shard may answer late.
 ctl() { ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" -r "$@"; }
-client_bg() {	# client_bg NAME PATH...: fetch in the background
+client_bg() {	# client_bg NAME [client options] PATH...: fetch in the background
 	local n=$1
 	shift
-	ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 120 --sha256 \
-		"$DADDR:4433" "$@" > "$TMP/$n.out" 2> "$TMP/$n.err" &
+	ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 600 --sha256 \
+		--idle-timeout 600 "$DADDR:4433" "$@" > "$TMP/$n.out" \
+		2> "$TMP/$n.err" &
 	eval "PID_$n=$!"
+	BG_PIDS+=($!)
+}
+# wait_gone PID S: until PID exits, at most S seconds; 1 if it did not.
+wait_gone() {
+	local i
+	for i in $(seq 1 $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
 }
 # wait_conns N: until the daemon lists N connections (bounded).
 wait_conns() {
@@ -131,7 +148,7 @@ ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" status |
 # ---- B: reload ------------------------------------------------------------
 write_conf debug 2
 kill -HUP "$PD"
-for i in $(seq 1 50); do
+for i in $(seq 1 600); do
 	grep -q 'reloaded' "$TMP/d1.log" && break
 	sleep 0.1
 done
@@ -158,13 +175,18 @@ ctl config > "$TMP/config.json" &&
 write_conf info 1
 
 # ---- C: drain -------------------------------------------------------------
-client_bg c1 /big
+# The client writes /mid into a FIFO nobody reads yet: it blocks at the
+# first bytes, so the transfer is in progress for as long as the test
+# needs; reading the FIFO lets it finish.
+mkdir -p "$TMP/out"
+mkfifo "$TMP/out/mid"
+client_bg c1 --out "$TMP/out" /mid
 wait_conns 1 || fail "drain: the transfer never showed up"
-ctl drain 60 > "$TMP/drain.json" &&
+ctl drain 600 > "$TMP/drain.json" &&
 	check_json "$TMP/drain.json" "s['state'] == 'draining' and s['connections'] == 1" \
 		"drain: draining with 1 connection"
 t0=$(date +%s.%N)
-ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 30 "$DADDR:4433" /f1k \
+ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 120 "$DADDR:4433" /f1k \
 	> "$TMP/c2.out" 2> "$TMP/c2.err"
 rc=$?
 if [ $rc -ne 0 ] && grep -q 'CONNECTION_REFUSED (0x2): "server draining' "$TMP/c2.err"; then
@@ -173,16 +195,21 @@ else
 	fail "drain: new client rc=$rc"
 	cat "$TMP/c2.err"
 fi
+ctl connections > "$TMP/conns-drain.json" &&
+	check_json "$TMP/conns-drain.json" "s['total'] == 1 and s['connections'][0]['stream_bytes_sent'] < 16 * 1024 * 1024" \
+		"drain: the transfer is still in progress"
+sha256sum < "$TMP/out/mid" > "$TMP/mid.sha" &
+PID_reader=$!
 wait "$PID_c1"
 rc=$?
-[ $rc -eq 0 ] && grep -q '^file /big bytes 536870912 ok' "$TMP/c1.out" &&
-	ok "drain: the transfer in progress finished complete" ||
+want=$(sha256sum < "$ROOT/mid" | cut -d' ' -f1)
+wait "$PID_reader"
+[ $rc -eq 0 ] && grep -q "^file /mid bytes 16777216 ok" "$TMP/c1.out" &&
+	grep -q "^sha256 $want /mid" "$TMP/c1.out" &&
+	[ "$(cut -d' ' -f1 "$TMP/mid.sha")" = "$want" ] &&
+	ok "drain: the transfer in progress finished complete (sha256)" ||
 	{ fail "drain: transfer rc=$rc"; tail -3 "$TMP/c1.out" "$TMP/c1.err"; }
-for i in $(seq 1 100); do
-	kill -0 "$PD" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$PD" 2>/dev/null; then
+if ! wait_gone "$PD" 60; then
 	fail "drain: the daemon did not exit"
 else
 	wait "$PD"
@@ -213,11 +240,7 @@ else
 fi
 grep -Eq '^file /big bytes [0-9]+ incomplete|^file /big bytes [0-9]+ aborted|^file /big incomplete' "$TMP/d1.out" ||
 	{ fail "SIGTERM: client did not say how much of /big arrived"; cat "$TMP/d1.out"; }
-for i in $(seq 1 100); do
-	kill -0 "$PD" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "$PD" 2>/dev/null && fail "SIGTERM: the daemon still runs after 10 s"
+wait_gone "$PD" 60 || fail "SIGTERM: the daemon still runs after 60 s"
 wait "$PD"
 rc=$?
 [ "$rc" -eq 0 ] && ok "SIGTERM: the daemon exited 0" ||
