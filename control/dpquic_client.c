@@ -18,6 +18,8 @@
  *     --key-update N      start a 1-RTT key update (RFC 9001 §6) every N
  *                         packets sent (0, the default: only before the
  *                         AEAD's limit)
+ *     --key-update-gap S  least time between two updates we start (1 s;
+ *                         never less than three PTOs, RFC 9001 §6.5)
  *     --fec POLICY        XOR-FEC (docs/fec.md) for what this client sends:
  *                         off | fixed[:K] | adaptive[:MIN-MAX] (default:
  *                         adaptive); the extension is offered either way
@@ -70,6 +72,7 @@ usage(FILE *f)
 		"  --out DIR  --sha256  --ciphers NAME  --alpn NAME\n"
 		"  --keylog FILE  --timeout S  --verify [--ca FILE]\n"
 		"  --key-update N   start a key update every N packets\n"
+		"  --key-update-gap S  at least S seconds between two (1)\n"
 		"  --fec POLICY     XOR-FEC for what we send: off | fixed[:K] |\n"
 		"                   adaptive[:MIN-MAX] (adaptive); none: do not\n"
 		"                   offer the extension\n"
@@ -316,6 +319,7 @@ main(int argc, char **argv)
 		{ "cc", required_argument, NULL, 'x' },
 		{ "no-pacing", no_argument, NULL, 'N' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
+		{ "key-update-gap", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -338,6 +342,7 @@ main(int argc, char **argv)
 	uint8_t prefix = 0;
 	double timeout = 30;
 	uint64_t t0, deadline, handle, key_update = 0, idle_ms = 0, num;
+	uint64_t key_update_gap_us = 0;
 	struct dpq_fec_policy fec = { DPQ_FEC_ADAPTIVE,
 		DPQ_FEC_DEFAULT_GROUP, DPQ_FEC_DEFAULT_GROUP_MIN };
 	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT, spec = 0;
@@ -458,6 +463,19 @@ main(int argc, char **argv)
 			idle_ms = (uint64_t)(v * 1000);
 			break;
 		}
+		case 'G': {
+			double v;
+
+			if (dpq_conf_parse_seconds(optarg, &v) != 0 ||
+			    v < 0.001 || v > 3600) {
+				fprintf(stderr, "dpquic-client: --key-update-gap "
+					"wants seconds (0.001..3600), not "
+					"'%s'\n", optarg);
+				return 2;
+			}
+			key_update_gap_us = (uint64_t)(v * 1e6);
+			break;
+		}
 		case 'S':
 			if (dpq_conn_spec_parse(optarg, &spec) != 0) {
 				fprintf(stderr, "dpquic-client: --spec '%s': "
@@ -571,6 +589,7 @@ main(int argc, char **argv)
 	sc.conn.max_data = 16 << 20;
 	sc.conn.max_stream_data = 8 << 20;
 	sc.conn.key_update_pkts = key_update;
+	sc.conn.key_update_gap_us = key_update_gap_us;
 	sc.conn.idle_timeout_ms = idle_ms;
 	sc.conn.fec_max_group = fec_max_group;
 	sc.conn.fec = fec;
