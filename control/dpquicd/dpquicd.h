@@ -9,6 +9,7 @@
  *   shardctl.c  requests to the shards (close all, refuse, list, close
  *               one), executed by each shard between two polls
  *   cmds.c      the control socket's commands
+ *   stats.c     the counters: one table for `stats` and DPDK telemetry
  *   reload.c    SIGHUP / `dpquic-ctl reload`: what changed, applied or
  *               reported as needing a restart
  */
@@ -184,6 +185,13 @@ int dpqd_shardctl_all(struct dpqd *d, enum dpqd_shard_op op, bool flag,
 int dpqd_cmds_register(struct dpqd *d);
 /* Begin a drain with a deadline (seconds); refuses new connections. */
 int dpqd_drain_start(struct dpqd *d, double timeout_s);
+
+/* stats.c: every counter as the `stats` reply (main lcore) */
+void dpqd_stats_json(struct dpqd *d, struct dpq_json_w *w);
+/* /dpquic/... telemetry commands (after rte_eal_init); they answer only
+ * while live (set once the shards exist, cleared before teardown). */
+int dpqd_telemetry_register(void);
+void dpqd_telemetry_live(bool live);
 
 /* reload.c: re-read the config and apply what can change; the summary
  * goes to the log and into the reply when req is not NULL. */

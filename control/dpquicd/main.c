@@ -655,6 +655,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	eal_up = true;
+	if (dpqd_telemetry_register() != 0)
+		DLOG(WARNING, "telemetry: /dpquic/ commands not registered "
+			"(dpdk-telemetry.py shows DPDK's counters only)\n");
 	if (check_lcores(d) != 0) {
 		rc = DPQ_EXIT_CONFIG;
 		goto out;
@@ -719,6 +722,7 @@ main(int argc, char **argv)
 		d->sh[i].on_main = true;
 	}
 	d->t_start_us = dpqd_now_us();
+	dpqd_telemetry_live(true);
 	DLOG(NOTICE, "serving %s on %s, %u shard(s), port %u, retry %s, "
 		"TLS %s, control socket %s\n", d->conf.server.root,
 		dpq_addr_format(&d->conf.server.addr, a, sizeof(a)),
@@ -729,6 +733,7 @@ main(int argc, char **argv)
 	sd_notify(0, "READY=1\nSTATUS=serving");
 	rc = run(d, main_shard);
 out:
+	dpqd_telemetry_live(false);
 	lcores_stop = 1;
 	if (eal_up)
 		rte_eal_mp_wait_lcore();
