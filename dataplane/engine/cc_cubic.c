@@ -22,6 +22,9 @@
  * not grow and the epoch is shifted by the time spent so, so the curve
  * does not leap afterwards (§5.8).
  *
+ * The first slow start ends early on an RTT rise (HyStart++, RFC 9406,
+ * hystart.h).
+ *
  * Units: bytes and microseconds at the interface, segments and seconds
  * inside the formulas, double precision (no libm: the one cube root per
  * congestion event is Newton's method). Pacing: 2 cwnd / srtt in slow
@@ -31,6 +34,7 @@
 #include <string.h>
 
 #include "dataplane/engine/cc_cubic.h"
+#include "dataplane/engine/hystart.h"
 
 #define US_PER_S	1e6
 /* RFC 9438 §4.6 and §4.3. */
@@ -58,6 +62,7 @@ struct cubic {
 	bool recovering;
 	bool can_undo;
 	bool reno_friendly;
+	struct dpq_hystart hs;		/* the end of the first slow start */
 };
 
 _Static_assert(sizeof(struct cubic) <= DPQ_CC_STATE_SIZE,
@@ -121,8 +126,8 @@ cubic_init(struct dpq_cc *cc, const struct dpq_cc_conf *conf, uint64_t now)
 {
 	struct cubic *s = cu(cc);
 
-	(void)now;
 	memset(s, 0, sizeof(*s));
+	dpq_hystart_init(&s->hs, now);
 	cc->ssthresh = UINT64_MAX;
 	cc->cwnd = conf->initial_window != 0 ? conf->initial_window :
 		dpq_cc_initial_window(cc->max_datagram_size);
@@ -214,8 +219,18 @@ cubic_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
 	if (cc->cwnd < cc->ssthresh) {
-		/* RFC 9002 §7.3.1 (RFC 9438 §4.10): slow start. */
-		cc->cwnd += ev->bytes_acked;
+		bool leave;
+
+		/* RFC 9002 §7.3.1 (RFC 9438 §4.10): slow start; the first
+		 * one ends by HyStart++ (RFC 9406) if the RTT rises first;
+		 * the epoch then starts with W_max = cwnd. */
+		if (cc->ssthresh != UINT64_MAX) {
+			cc->cwnd += ev->bytes_acked;
+			return;
+		}
+		cc->cwnd += dpq_hystart_on_ack(&s->hs, ev, &leave);
+		if (leave)
+			cc->ssthresh = cc->cwnd;
 		return;
 	}
 	cubic_avoidance(cc, s, ev);
@@ -325,7 +340,8 @@ cubic_info(const struct dpq_cc *cc, struct dpq_cc_info *out)
 		out->state = "recovery";
 	} else if (cc->cwnd < cc->ssthresh) {
 		out->phase = DPQ_CC_PHASE_SLOW_START;
-		out->state = "slow_start";
+		out->state = dpq_hystart_in_css(&s->hs) ?
+			"conservative_slow_start" : "slow_start";
 	} else {
 		out->phase = DPQ_CC_PHASE_AVOIDANCE;
 		out->state = s->reno_friendly ? "reno_friendly" :

@@ -9,7 +9,8 @@
  * halves the window once per recovery period: the period starts at the
  * event and ends when a packet sent after its start is acknowledged
  * (§7.3.2). The window never grows while the sender is application
- * limited (§7.8). A spurious congestion event (every packet whose loss
+ * limited (§7.8). The first slow start ends early on an RTT rise
+ * (HyStart++, RFC 9406, hystart.h). A spurious congestion event (every packet whose loss
  * started it was acknowledged after all) restores the window and
  * threshold saved when it started, as Linux TCP's undo does.
  */
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "dataplane/engine/cc_newreno.h"
+#include "dataplane/engine/hystart.h"
 
 /* RFC 9002 §7.3.2: kLossReductionFactor 0.5, as num/den. */
 #define NEWRENO_LOSS_REDUCTION_NUM	1
@@ -34,6 +36,7 @@ struct newreno {
 	bool can_undo;			/* undo_* hold the state to restore */
 	bool recovering;		/* no packet sent since the period
 					 * started has been acked yet */
+	struct dpq_hystart hs;		/* the end of the first slow start */
 };
 
 _Static_assert(sizeof(struct newreno) <= DPQ_CC_STATE_SIZE,
@@ -64,8 +67,8 @@ newreno_init(struct dpq_cc *cc, const struct dpq_cc_conf *conf,
 {
 	struct newreno *s = nr(cc);
 
-	(void)now;
 	memset(s, 0, sizeof(*s));
+	dpq_hystart_init(&s->hs, now);
 	cc->ssthresh = UINT64_MAX;
 	cc->cwnd = conf->initial_window != 0 ? conf->initial_window :
 		dpq_cc_initial_window(cc->max_datagram_size);
@@ -90,8 +93,17 @@ newreno_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
 	if (cc->cwnd < cc->ssthresh) {
-		/* §7.3.1 slow start. */
-		cc->cwnd += ev->bytes_acked;
+		bool leave;
+
+		/* §7.3.1 slow start; the first one ends by HyStart++
+		 * (RFC 9406) before the queue overflows, if it can. */
+		if (cc->ssthresh != UINT64_MAX) {
+			cc->cwnd += ev->bytes_acked;
+			return;
+		}
+		cc->cwnd += dpq_hystart_on_ack(&s->hs, ev, &leave);
+		if (leave)
+			cc->ssthresh = cc->cwnd;
 		return;
 	}
 	/* §7.3.3 congestion avoidance: + max_datagram_size per cwnd. */
@@ -175,6 +187,8 @@ newreno_info(const struct dpq_cc *cc, struct dpq_cc_info *out)
 	const struct newreno *s = nr_c(cc);
 
 	out->ssthresh = cc->ssthresh;
+	if (cc->cwnd < cc->ssthresh && dpq_hystart_in_css(&s->hs))
+		out->state = "conservative_slow_start";
 	out->phase = s->recovering ? DPQ_CC_PHASE_RECOVERY :
 		cc->cwnd < cc->ssthresh ? DPQ_CC_PHASE_SLOW_START :
 		DPQ_CC_PHASE_AVOIDANCE;
