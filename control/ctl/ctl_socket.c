@@ -519,7 +519,7 @@ client_flush(struct ctl_client *c)
 }
 
 static void
-write_error(struct dpq_json_w *w, const struct dpq_json_val *id,
+write_error(struct dpq_json_w *w, const json_t *id,
 		const char *msg)
 {
 	dpq_json_w_reset(w);
@@ -539,29 +539,32 @@ handle_line(struct dpq_ctl *ctl, struct ctl_client *c, const char *line,
 		size_t len)
 {
 	struct dpq_json_w *w = &ctl->reply;
-	const struct dpq_json_val *root, *id = NULL;
+	const json_t *id = NULL;
 	const struct ctl_cmd *cmd;
-	struct dpq_json_doc doc;
+	struct dpq_json_err jerr;
+	json_t *root = NULL;
 	struct dpq_ctl_req req;
 	char msg[DPQ_CTL_ERR_MAX];
 	const char *name;
 	int rc;
 
-	rc = dpq_json_parse(&doc, line, line + len, DPQ_CTL_REQ_DEPTH);
+	rc = dpq_json_parse(line, len, DPQ_CTL_REQ_DEPTH, &root, &jerr);
 	if (rc < 0) {
-		snprintf(msg, sizeof(msg), "invalid JSON at byte %zu: %s",
-			doc.err_off, doc.err ? doc.err : strerror(-rc));
+		if (jerr.off == DPQ_JSON_OFF_NONE)
+			snprintf(msg, sizeof(msg), "request refused: %s",
+				jerr.msg);
+		else
+			snprintf(msg, sizeof(msg), "invalid JSON at byte %zu: "
+				"%s", jerr.off, jerr.msg);
 		write_error(w, NULL, msg);
 		goto out;
 	}
-	root = dpq_json_root(&doc);
-	if (root->type != DPQ_JSON_OBJECT) {
+	if (!json_is_object(root)) {
 		write_error(w, NULL, "a request must be a JSON object");
 		goto out;
 	}
 	id = dpq_json_get(root, "id");
-	if (id != NULL && id->type != DPQ_JSON_STRING &&
-			id->type != DPQ_JSON_INT) {
+	if (id != NULL && !json_is_string(id) && !json_is_integer(id)) {
 		write_error(w, NULL, "\"id\" must be a string or an integer");
 		goto out;
 	}
@@ -612,7 +615,7 @@ handle_line(struct dpq_ctl *ctl, struct ctl_client *c, const char *line,
 		write_error(w, id, msg);
 	}
 out:
-	dpq_json_doc_free(&doc);
+	json_decref(root);
 }
 
 static bool

@@ -66,7 +66,7 @@ struct dpq_ctl_conf {
 /* One request as a handler sees it. */
 struct dpq_ctl_req {
 	const char *cmd;			/* the "cmd" value */
-	const struct dpq_json_val *args;	/* the whole request object */
+	const json_t *args;			/* the whole request object */
 	/*
 	 * The reply, already opened as {"ok":true : add members (key/value
 	 * pairs) only; the server closes the object. Ignored when the

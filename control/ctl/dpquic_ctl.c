@@ -99,8 +99,8 @@ static int
 put_value(struct dpq_json_w *w, const char *v)
 {
 	const char *p = v;
-	struct dpq_json_doc doc;
 	bool digits = false;
+	json_t *num;
 	int rc;
 
 	if (strcmp(v, "true") == 0) {
@@ -125,10 +125,10 @@ put_value(struct dpq_json_w *w, const char *v)
 		dpq_json_w_str(w, v);
 		return 0;
 	}
-	rc = dpq_json_parse(&doc, v, v + strlen(v), 0);
+	rc = dpq_json_parse(v, strlen(v), 0, &num, NULL);
 	if (rc == 0)
-		dpq_json_w_val(w, dpq_json_root(&doc));
-	dpq_json_doc_free(&doc);
+		dpq_json_w_val(w, num);
+	json_decref(num);
 	return rc == 0 ? 0 : -ERANGE;
 }
 
@@ -155,7 +155,7 @@ build_request(struct dpq_json_w *w, const char *cmd, int argc, char **argv)
 			dpq_json_w_arr_begin(w);
 		}
 		if (put_value(w, argv[i]) < 0) {
-			errmsg("argument \"%s\" is outside the 64-bit "
+			errmsg("argument \"%s\" is outside the signed 64-bit "
 				"integer range", argv[i]);
 			return -ERANGE;
 		}
@@ -184,7 +184,7 @@ build_request(struct dpq_json_w *w, const char *cmd, int argc, char **argv)
 		dpq_json_w_key(w, argv[i]);
 		*eq = '=';
 		if (put_value(w, eq + 1) < 0) {
-			errmsg("value of \"%.*s\" is outside the 64-bit "
+			errmsg("value of \"%.*s\" is outside the signed 64-bit "
 				"integer range", (int)klen, argv[i]);
 			return -ERANGE;
 		}
@@ -349,7 +349,8 @@ main(int argc, char **argv)
 	};
 	const char *path = getenv("DPQUIC_CTL_SOCKET");
 	long timeout_ms = CTL_TIMEOUT_MS_DEFAULT;
-	struct dpq_json_doc doc;
+	struct dpq_json_err jerr;
+	json_t *root = NULL;
 	struct dpq_json_w w;
 	bool raw = false, ok;
 	int64_t deadline;
@@ -428,22 +429,20 @@ main(int argc, char **argv)
 	if (reply == NULL)
 		return EXIT_USAGE;
 
-	rc = dpq_json_parse(&doc, reply, reply + rlen, DPQ_JSON_DEPTH_MAX);
-	if (rc < 0 || dpq_json_root(&doc)->type != DPQ_JSON_OBJECT ||
-			dpq_json_get_bool(dpq_json_root(&doc), "ok", &ok) < 0) {
+	rc = dpq_json_parse(reply, rlen, DPQ_JSON_DEPTH_MAX, &root, &jerr);
+	if (rc < 0 || dpq_json_get_bool(root, "ok", &ok) < 0) {
 		if (rc < 0)
-			errmsg("malformed reply (byte %zu: %s)", doc.err_off,
-				doc.err);
+			errmsg("malformed reply (%s)", jerr.msg);
 		else
 			errmsg("malformed reply (no boolean \"ok\")");
-		dpq_json_doc_free(&doc);
+		json_decref(root);
 		free(reply);
 		return EXIT_USAGE;
 	}
 	n = -1;
 	if (!raw && dpq_json_w_init_dyn(&w, CTL_PRETTY_MAX) == 0) {
 		dpq_json_w_set_indent(&w, 2);
-		dpq_json_w_val(&w, dpq_json_root(&doc));
+		dpq_json_w_val(&w, root);
 		n = dpq_json_w_finish(&w);
 		if (n >= 0)
 			printf("%s\n", w.buf);
@@ -454,7 +453,7 @@ main(int argc, char **argv)
 		fwrite(reply, 1, rlen, stdout);
 		fputc('\n', stdout);
 	}
-	dpq_json_doc_free(&doc);
+	json_decref(root);
 	free(reply);
 	if (fflush(stdout) != 0) {
 		errmsg("writing the reply: %s", strerror(errno));

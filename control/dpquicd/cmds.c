@@ -19,30 +19,24 @@ static const char *
 arg(struct dpq_ctl_req *req, const char *name, unsigned int pos, char *buf,
 		size_t n)
 {
-	const struct dpq_json_val *v = dpq_json_get(req->args, name);
-	const struct dpq_json_val *a = dpq_json_get(req->args, "args");
+	const json_t *v = dpq_json_get(req->args, name);
+	const json_t *a = dpq_json_get(req->args, "args");
 
-	if (v == NULL && a != NULL && a->type == DPQ_JSON_ARRAY &&
-	    pos < a->count) {
-		struct dpq_json_iter it;
-		unsigned int i = 0;
-
-		dpq_json_iter_init(&it, a);
-		while (dpq_json_iter_next(&it, NULL, &v) && i++ < pos)
-			;
-	}
+	if (v == NULL && json_is_array(a))
+		v = json_array_get(a, pos);	/* NULL past the end */
 	if (v == NULL)
 		return NULL;
-	switch (v->type) {
-	case DPQ_JSON_STRING:
-		snprintf(buf, n, "%s", v->u.str.s);
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		snprintf(buf, n, "%s", json_string_value(v));
 		return buf;
-	case DPQ_JSON_INT:
-		snprintf(buf, n, "%s%" PRIu64, v->u.num.neg ? "-" : "",
-				v->u.num.mag);
+	case JSON_INTEGER:
+		snprintf(buf, n, "%" JSON_INTEGER_FORMAT,
+				json_integer_value(v));
 		return buf;
-	case DPQ_JSON_BOOL:
-		snprintf(buf, n, "%s", v->u.b ? "true" : "false");
+	case JSON_TRUE:
+	case JSON_FALSE:
+		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
 		return buf;
 	default:
 		return NULL;

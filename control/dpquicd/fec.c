@@ -63,16 +63,17 @@ dpqd_fec_apply(struct dpqd *d, const struct dpq_conf *c)
 static const char *
 named(struct dpq_ctl_req *req, const char *name, char *buf, size_t n)
 {
-	const struct dpq_json_val *v = dpq_json_get(req->args, name);
+	const json_t *v = dpq_json_get(req->args, name);
 
 	if (v == NULL)
 		return NULL;
-	if (v->type == DPQ_JSON_STRING) {
-		snprintf(buf, n, "%s", v->u.str.s);
+	if (json_is_string(v)) {
+		snprintf(buf, n, "%s", json_string_value(v));
 		return buf;
 	}
-	if (v->type == DPQ_JSON_INT && !v->u.num.neg) {
-		snprintf(buf, n, "%" PRIu64, v->u.num.mag);
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		snprintf(buf, n, "%" JSON_INTEGER_FORMAT,
+			json_integer_value(v));
 		return buf;
 	}
 	return "";

@@ -350,9 +350,9 @@ static void
 test_bad_requests(void **state)
 {
 	static const char *const bad[][2] = {
-		{ "hello\n", "invalid JSON at byte 0: unexpected character" },
-		{ "{\"cmd\":\"ping\"\n", "invalid JSON at byte 13: "
-			"truncated object" },
+		{ "hello\n", "invalid JSON at byte 4: invalid token" },
+		{ "{\"cmd\":\"ping\"\n", "invalid JSON at byte 12: "
+			"'}' expected" },
 		{ "[1,2]\n", "a request must be a JSON object" },
 		{ "\"ping\"\n", "a request must be a JSON object" },
 		{ "{}\n", "a request needs a \\\"cmd\\\" string" },
@@ -360,15 +360,16 @@ test_bad_requests(void **state)
 		{ "{\"cmd\":\"ping\",\"id\":[1]}\n",
 			"\\\"id\\\" must be a string or an integer" },
 		{ "{\"cmd\":\"ping\",\"cmd\":\"help\"}\n",
-			"invalid JSON at byte 0: duplicate key in object" },
+			"invalid JSON at byte 18: duplicate object key" },
 		{ "{\"cmd\":\"p\xffng\"}\n",
-			"invalid JSON at byte 9: invalid UTF-8" },
+			"invalid JSON at byte 8: unable to decode byte 0xff" },
 		{ "{\"cmd\":\"ping\",\"x\":{\"a\":{\"b\":{\"c\":{}}}}}\n",
-			"invalid JSON at byte 33: nesting too deep" },
-		{ "{\"cmd\":\"ping\",\"n\":1.5}\n", "invalid JSON at byte 18: "
-			"only integers are supported (no fraction or exponent)" },
+			"request refused: nested deeper than 4 levels" },
+		{ "{\"cmd\":\"ping\",\"n\":1.5}\n", "request refused: "
+			"fractions and exponents are not part of the protocol "
+			"(integers only)" },
 		{ "\x01\x02\x03\n", "invalid JSON at byte 0: "
-			"unexpected character" },
+			"invalid token" },
 	};
 	struct dpq_ctl *ctl = make_ctl(NULL);
 	char want[512];
@@ -379,9 +380,10 @@ test_bad_requests(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *r = xfer(ctl, fd, bad[i][0]);
 
-		snprintf(want, sizeof(want), "{\"ok\":false,\"error\":\"%s\"}",
+		/* jansson's message continues with the text near the error */
+		snprintf(want, sizeof(want), "{\"ok\":false,\"error\":\"%s",
 			bad[i][1]);
-		if (strcmp(r, want) != 0)
+		if (strncmp(r, want, strlen(want)) != 0)
 			fail_msg("case %zu: got %s want %s", i, r, want);
 	}
 	/* blank lines are ignored; the connection still works */
