@@ -28,7 +28,8 @@
  * goodput of a 20 MB download with adaptive FEC beside none, and the CPU
  * of the run.
  *
- *   dpq-bench-fec [--runs N] [--quick] [--size BYTES] [--csv FILE]
+ *   dpq-bench-fec [--runs N] [--quick] [--size BYTES] [--cc NAME]
+ *                 [--csv FILE]
  * --csv writes one line per cell for bench/fec_plot.py (p99 vs loss).
  */
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/engine/cc.h"
 #include "emu/sim.h"
 
 #define MS	UINT64_C(1000000)
@@ -63,6 +65,7 @@ static const uint64_t sizes[] = { 100000, 1000000 };
 
 static unsigned int runs = 200;
 static FILE *csv;
+static const char *cc_name = "newreno";
 
 struct cell {
 	unsigned int ok, failed;
@@ -119,6 +122,7 @@ conf_for(struct dpq_sim_conf *c, const char *spec, uint64_t seed,
 	c->seed = seed;
 	c->c2s.seed = seed * 2 + 1;
 	c->s2c.seed = seed * 2 + 2;
+	c->client.cc_name = c->server.cc_name = cc_name;
 	c->client.max_data = c->server.max_data = 16 << 20;
 	c->client.max_stream_data = c->server.max_stream_data = 16 << 20;
 	if (m != M_OFF && m != M_SPEC) {
@@ -246,10 +250,10 @@ print_size(uint64_t bytes)
 						(unsigned long long)cl->bytes_sent,
 						(unsigned long long)cl->copies);
 		}
-	printf("\n%llu kB download, 20 ms RTT, 100 Mbit/s, 256 kB queue, "
+	printf("\n%llu kB download, 20 ms RTT, 100 Mbit/s, 256 kB queue, %s, "
 			"%u runs per cell\n\ncompletion time, ms from the "
 			"first Initial to the last byte: median / p99\n",
-			(unsigned long long)(bytes / 1000), runs);
+			(unsigned long long)(bytes / 1000), cc_name, runs);
 	print_times(cells, false);
 	printf("\ntransfer time, ms from the handshake's end to the last "
 			"byte: median / p99\n");
@@ -339,6 +343,7 @@ main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "size", required_argument, NULL, 's' },
+		{ "cc", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -364,6 +369,14 @@ main(int argc, char **argv)
 		case 'c':
 			csv_path = optarg;
 			break;
+		case 'C':
+			if (dpq_cc_find(optarg) == NULL) {
+				fprintf(stderr, "dpq-bench-fec: --cc: unknown "
+					"congestion controller %s\n", optarg);
+				return 2;
+			}
+			cc_name = optarg;
+			break;
 		case 's':
 			only = strtoull(optarg, &end, 10);
 			if (*end != '\0' || (only != sizes[0] &&
@@ -375,7 +388,8 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: dpq-bench-fec [--runs N] "
-				"[--quick] [--size BYTES] [--csv FILE]\n");
+				"[--quick] [--size BYTES] [--cc NAME] "
+				"[--csv FILE]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -391,10 +405,11 @@ main(int argc, char **argv)
 			"repair_bytes,bytes_sent,copies\n");
 	}
 	printf("XOR-FEC and speculative retransmission through the emulated "
-		"link (virtual time)\nmodes: off = plain QUIC; fixed = a repair "
+		"link (virtual time), %s\nmodes: off = plain QUIC; fixed = a repair "
 		"per 8 packets; adapt = adaptive 4-16 from\nno loss; adapt+pr = "
 		"from the loss earlier runs saw (a shard's prior); spec =\n"
-		"handshake, tail and repair datagrams sent twice, spaced\n");
+		"handshake, tail and repair datagrams sent twice, spaced\n",
+		cc_name);
 	for (i = 0; i < N_SIZE; i++)
 		if (only == 0 || only == sizes[i])
 			print_size(sizes[i]);

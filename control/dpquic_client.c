@@ -22,11 +22,12 @@
  *                         never less than three PTOs, RFC 9001 §6.5)
  *     --fec POLICY        XOR-FEC (docs/fec.md) for what this client sends:
  *                         off | fixed[:K] | adaptive[:MIN-MAX] (default:
- *                         adaptive); the extension is offered either way
+ *                         off); the extension is offered either way
  *                         (repairs from the server are used); "none": do
  *                         not offer it at all
  *     --spec LIST         speculative retransmission: send these datagrams
  *                         twice, spaced: off | all | handshake,tail,repair
+ *                         (default: handshake)
  *
  * Prints the handshake time, bytes and goodput. Exit status 0 when every
  * file arrived complete, 1 otherwise, 2 for usage errors. The handshake
@@ -74,10 +75,11 @@ usage(FILE *f)
 		"  --key-update N   start a key update every N packets\n"
 		"  --key-update-gap S  at least S seconds between two (1)\n"
 		"  --fec POLICY     XOR-FEC for what we send: off | fixed[:K] |\n"
-		"                   adaptive[:MIN-MAX] (adaptive); none: do not\n"
+		"                   adaptive[:MIN-MAX] (off); none: do not\n"
 		"                   offer the extension\n"
 		"  --spec LIST      send twice (spaced): off | all | "
 		"handshake,tail,repair\n"
+		"                   (handshake)\n"
 		"  --cc NAME        congestion controller: newreno (default), "
 		"cubic, bbr\n"
 		"  --no-pacing      send as the window allows, unpaced\n");
@@ -343,9 +345,12 @@ main(int argc, char **argv)
 	double timeout = 30;
 	uint64_t t0, deadline, handle, key_update = 0, idle_ms = 0, num;
 	uint64_t key_update_gap_us = 0;
-	struct dpq_fec_policy fec = { DPQ_FEC_ADAPTIVE,
-		DPQ_FEC_DEFAULT_GROUP, DPQ_FEC_DEFAULT_GROUP_MIN };
-	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT, spec = 0;
+	/* Defaults as dpquicd's (docs/fec.md §13): offer the extension,
+	 * send no repairs, send the handshake flight twice. */
+	struct dpq_fec_policy fec = { DPQ_FEC_OFF, DPQ_FEC_DEFAULT_GROUP,
+		DPQ_FEC_DEFAULT_GROUP_MIN };
+	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT,
+		spec = DPQ_SPEC_HANDSHAKE;
 	const char *cc_name = NULL;
 	bool no_pacing = false;
 	char *end;
