@@ -360,6 +360,8 @@ struct dpq_conn_spec {
 };
 
 void dpq_conn_spec_destroy(struct dpq_conn *c);
+/* Forget the copies waiting (their packets are stale: a Retry). */
+void dpq_conn_spec_drop(struct dpq_conn *c);
 /* A datagram was built (plaintext, before its seal): keep a copy if
  * c->spec_why says it is worth one and the policy wants it. */
 void dpq_conn_spec_on_built(struct dpq_conn *c, const uint8_t *buf,

@@ -417,6 +417,9 @@ on_retry(struct dpq_conn *c, const uint8_t *pkt, const struct dpq_pkt_hdr *h)
 	if (rc != 0)
 		return rc;
 	dpq_conn_resend_initial(c);
+	/* Copies of the old Initial (speculative retransmission) would be
+	 * sealed with the new keys under the old DCID: useless. */
+	dpq_conn_spec_drop(c);
 	return 0;
 }
 

@@ -58,6 +58,15 @@ dpq_conn_spec_parse(const char *s, uint8_t *flags)
 }
 
 void
+dpq_conn_spec_drop(struct dpq_conn *c)
+{
+	if (c->spec != NULL) {
+		c->stats.spec_dropped += c->spec->n;
+		c->spec->n = 0;
+	}
+}
+
+void
 dpq_conn_spec_destroy(struct dpq_conn *c)
 {
 	dpq_mem_free(&c->mem, c->spec);

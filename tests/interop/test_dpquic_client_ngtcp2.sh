@@ -120,8 +120,11 @@ if dqc c_retry_chacha 0 --sha256 --ciphers CHACHA20-POLY1305 \
 fi
 n1=$(grep -c '^retry sent to ' "$TMP/B.log")
 n2=$(grep -c 'retry token valid' "$TMP/B.log")
-if [ "$n1" -eq 2 ] && [ "$n2" -eq 2 ]; then
-	ok "server B: 2 Retries sent, 2 tokens echoed and valid"
+# dpquic-client sends its ClientHello twice by default (speculative
+# retransmission, docs/fec.md §11): a copy that reaches the server before
+# the client took the Retry gets a Retry of its own.
+if [ "$n1" -ge 2 ] && [ "$n1" -le 4 ] && [ "$n2" -eq 2 ]; then
+	ok "server B: $n1 Retries sent, 2 tokens echoed and valid"
 else
 	fail "server B: $n1 Retries sent, $n2 valid tokens (expected 2/2)"
 	sed 's/^/   B: /' "$TMP/B.log" | head -20
