@@ -37,6 +37,7 @@
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_pdump.h>
 #include <rte_ring.h>
 
 #ifdef DPQ_HAVE_SYSTEMD
@@ -393,6 +394,57 @@ ctl_open(struct dpqd *d)
 	return -1;
 }
 
+/* EAL's --file-prefix: the last part of its runtime directory. */
+static const char *
+eal_prefix(void)
+{
+	const char *dir = rte_eal_get_runtime_dir();
+	const char *slash = dir != NULL ? strrchr(dir, '/') : NULL;
+
+	return slash != NULL ? slash + 1 : "rte";
+}
+
+/* Does the runtime directory hold file name (EAL made it)? */
+static bool
+runtime_has(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", rte_eal_get_runtime_dir(),
+		name);
+	return access(path, F_OK) == 0;
+}
+
+/* dpdk-dumpcap / dpdk-pdump: a secondary process asks us (over EAL's
+ * multi-process socket) to copy the port's packets into its ring; the
+ * copy runs in rx/tx callbacks on the shards' queues only while a
+ * capture is on. Secondaries need the shared runtime directory (not
+ * --no-shconf, not --in-memory: EAL then writes no "config" there) and
+ * our memory in hugepages to map it; say which tools can attach. */
+static bool
+pdump_init(void)
+{
+	bool tel = runtime_has("dpdk_telemetry.v2");
+	bool sec = rte_eal_has_hugepages() && runtime_has("config");
+	bool up = sec && rte_pdump_init() == 0;
+
+	if (up)
+		DLOG(INFO, "DPDK tools: dpdk-dumpcap --file-prefix=%s -i %u "
+			"-w FILE.pcapng captures the port; dpdk-proc-info "
+			"--file-prefix=%s -- --stats; dpdk-telemetry.py -f %s\n",
+			eal_prefix(), (unsigned int)dpqd.conf.port.id,
+			eal_prefix(), eal_prefix());
+	else
+		DLOG(INFO, "DPDK tools: %s%s%s; dpdk-dumpcap and "
+			"dpdk-proc-info cannot attach (%s)\n",
+			tel ? "dpdk-telemetry.py -f " : "no telemetry",
+			tel ? eal_prefix() : "", tel ? " works" : "",
+			!sec ? "they need hugepages and the shared runtime "
+			"directory: no --no-huge, --no-shconf, --in-memory" :
+			rte_strerror(rte_errno));
+	return up;
+}
+
 /* Shards need lcores: one worker each, or the main lcore for the last. */
 static int
 check_lcores(const struct dpqd *d)
@@ -593,7 +645,7 @@ main(int argc, char **argv)
 	char **eal_argv = NULL;
 	unsigned int i, lcore;
 	int n, eal_argc = 0, main_shard = -1, rc = DPQ_EXIT_CONFIG;
-	bool eal_up = false;
+	bool eal_up = false, pdump_up = false;
 
 	/* 1. command line and config file: nothing else happens before
 	 *    they are known to be right */
@@ -662,6 +714,7 @@ main(int argc, char **argv)
 		rc = DPQ_EXIT_CONFIG;
 		goto out;
 	}
+	pdump_up = pdump_init();
 
 	/* 5. management thread, port, shards */
 	rc = DPQ_EXIT_RUNTIME;
@@ -759,6 +812,8 @@ out:
 	dpqd_eal_argv_free(eal_argv);
 	free(d->config_path);
 	dpqd_opts_free(d);
+	if (pdump_up)
+		rte_pdump_uninit();
 	if (eal_up)
 		rte_eal_cleanup();
 	return rc;

@@ -227,14 +227,15 @@ no_sanitizer_report() {
 # is IFACE; gives the kernel side KADDR/PREFIX once the tap exists and
 # waits (bounded) for the "serving" line. DADDR is only informative.
 # DPQD_SHCONF replaces the default --no-shconf (e.g. "--file-prefix=NAME"
-# for DPDK's tools, which need the shared runtime directory).
+# for DPDK's tools, which need the shared runtime directory), DPQD_MEM the
+# default "--no-huge -m 512" (dpdk-dumpcap needs hugepages).
 start_dpquicd_tap() {
 	local var=$1 ns=$2 ifc=$3 daddr=$4 kaddr=$5 plen=$6 log=$7 lcores=$8
 	local i pid
 	shift 8
 	[ "$1" = "--" ] && shift
-	bg_start pid "$log" ip netns exec "$ns" "$DPQUICD" --no-huge \
-		${DPQD_SHCONF:---no-shconf} --no-pci -m 512 -l "$lcores" --log-level='lib.*:error' \
+	bg_start pid "$log" ip netns exec "$ns" "$DPQUICD" ${DPQD_MEM:---no-huge -m 512} \
+		${DPQD_SHCONF:---no-shconf} --no-pci -l "$lcores" --log-level='lib.*:error' \
 		"--vdev=net_tap0,iface=$ifc" -- "$@"
 	eval "$var=$pid"
 	for i in $(seq 1 300); do
