@@ -2,10 +2,11 @@
 /*
  * dpquic-ctl: command-line client of dpquicd's control socket.
  *
- *   dpquic-ctl [-s SOCKET] [-r|--json] [-t MS] COMMAND [key=value ...]
+ *   dpquic-ctl [-s SOCKET] [-j|-r] [-t MS] COMMAND [key=value ...]
  *
  * Sends {"cmd":"COMMAND","key":value,...} as one line and prints the
- * one-line reply, indented (default) or as received (-r, --json). A value
+ * reply for a person (default: aligned fields and tables, ctl_print.c),
+ * as indented JSON (-j, --json) or as received, one line (-r, --raw). A value
  * that is a decimal integer becomes a JSON integer, true and false become
  * booleans, anything else a string. The socket is -s, else
  * $DPQUIC_CTL_SOCKET, else DPQ_CTL_DEFAULT_PATH (/run/dpquic/dpquicd.sock).
@@ -28,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "control/ctl/ctl_print.h"
 #include "control/ctl/ctl_socket.h"
 #include "control/ctl/json.h"
 
@@ -45,23 +47,27 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-"usage: %s [-s SOCKET] [-r|--json] [-t MS] COMMAND [ARG ...] [key=value ...]\n"
+"usage: %s [-s SOCKET] [-j|-r] [-t MS] COMMAND [ARG ...] [key=value ...]\n"
 "\n"
-"Send COMMAND to dpquicd's control socket and print the reply.\n"
+"Send COMMAND to dpquicd's control socket and print the reply: fields and\n"
+"tables for a person by default, JSON for programs with -j or -r.\n"
 "\n"
 "  -s, --socket PATH   control socket (default: $DPQUIC_CTL_SOCKET, else\n"
 "                      " DPQ_CTL_DEFAULT_PATH ")\n"
-"  -r, --json          print the reply as received (one JSON line)\n"
+"  -j, --json          print the reply as indented JSON\n"
+"  -r, --raw           print the reply as received (one JSON line)\n"
 "  -t, --timeout MS    give up after MS milliseconds (default %d)\n"
 "  -h, --help          this text\n"
 "\n"
 "key=value pairs become request members, other arguments the \"args\" list\n"
 "(`dpquic-ctl drain 30`, `dpquic-ctl conn ID`): decimal integers and\n"
 "true/false are sent as JSON integers and booleans, other values as strings.\n"
-"`%s help` lists the daemon's commands.\n"
+"`%s help` lists the daemon's commands. Common ones: status, stats,\n"
+"connections, conn ID, close ID, qlog ID on|off, drain [S], reload, config.\n"
 "\n"
-"Exit status: 0 reply ok:true, 1 reply ok:false, 2 usage, connection or\n"
-"protocol error.\n", prog, CTL_TIMEOUT_MS_DEFAULT, prog);
+"Without -j/-r an ok:false reply is printed to stderr as \"dpquic-ctl:\n"
+"COMMAND: error\". Exit status: 0 reply ok:true, 1 reply ok:false, 2 usage,\n"
+"connection or protocol error.\n", prog, CTL_TIMEOUT_MS_DEFAULT, prog);
 }
 
 static void __attribute__((format(printf, 1, 2)))
@@ -341,7 +347,7 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "raw", no_argument, NULL, 'r' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
@@ -352,7 +358,8 @@ main(int argc, char **argv)
 	struct dpq_json_err jerr;
 	json_t *root = NULL;
 	struct dpq_json_w w;
-	bool raw = false, ok;
+	enum { OUT_HUMAN, OUT_JSON, OUT_RAW } out = OUT_HUMAN;
+	bool ok;
 	int64_t deadline;
 	char *reply, *end;
 	size_t rlen;
@@ -361,13 +368,16 @@ main(int argc, char **argv)
 	if (path == NULL || path[0] == '\0')
 		path = DPQ_CTL_DEFAULT_PATH;
 	/* '+': stop at COMMAND, so values like -5 are not options */
-	while ((opt = getopt_long(argc, argv, "+s:rt:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+s:jrt:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			path = optarg;
 			break;
+		case 'j':
+			out = OUT_JSON;
+			break;
 		case 'r':
-			raw = true;
+			out = OUT_RAW;
 			break;
 		case 't':
 			errno = 0;
@@ -440,7 +450,22 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	n = -1;
-	if (!raw && dpq_json_w_init_dyn(&w, CTL_PRETTY_MAX) == 0) {
+	if (out == OUT_HUMAN) {
+		const char *e = NULL;
+
+		if (ok) {
+			dpq_ctl_print_human(stdout, root);
+			if (json_object_size(root) <= 1 + (dpq_json_get(root,
+					"id") != NULL))
+				printf("ok\n");
+		} else {
+			dpq_json_get_str(root, "error", &e, NULL);
+			errmsg("%s: %s", argv[optind], e != NULL ? e :
+				"failed (no reason given)");
+		}
+		n = 0;
+	} else if (out == OUT_JSON &&
+			dpq_json_w_init_dyn(&w, CTL_PRETTY_MAX) == 0) {
 		dpq_json_w_set_indent(&w, 2);
 		dpq_json_w_val(&w, root);
 		n = dpq_json_w_finish(&w);

@@ -126,6 +126,66 @@ stats_cmd(struct dpq_ctl_req *req, void *arg)
 	return 0;
 }
 
+/* `wide`: a list with more columns than a row table shows. */
+static int
+wide_cmd(struct dpq_ctl_req *req, void *arg)
+{
+	char k[8];
+	int e, i;
+
+	(void)arg;
+	dpq_json_w_key(req->reply, "items");
+	dpq_json_w_arr_begin(req->reply);
+	for (e = 0; e < 2; e++) {
+		dpq_json_w_obj_begin(req->reply);
+		dpq_json_w_kstr(req->reply, "id", e ? "b" : "a");
+		for (i = 0; i < 8; i++) {
+			snprintf(k, sizeof(k), "f%d", i);
+			dpq_json_w_ki64(req->reply, k, e * 10 + i);
+		}
+		dpq_json_w_key(req->reply, "g");
+		dpq_json_w_obj_begin(req->reply);
+		if (e == 0)
+			dpq_json_w_kstr(req->reply, "name", "x");
+		dpq_json_w_kbool(req->reply, "on", e == 1);
+		dpq_json_w_obj_end(req->reply);
+		dpq_json_w_obj_end(req->reply);
+	}
+	dpq_json_w_arr_end(req->reply);
+	return 0;
+}
+
+/* `connections`: what dpquicd lists (fields as control/dpquicd/cmds.c). */
+static int
+conns_cmd(struct dpq_ctl_req *req, void *arg)
+{
+	struct dpq_json_w *w = req->reply;
+
+	(void)arg;
+	dpq_json_w_ku64(w, "total", 1);
+	dpq_json_w_key(w, "connections");
+	dpq_json_w_arr_begin(w);
+	dpq_json_w_obj_begin(w);
+	dpq_json_w_kstr(w, "id", "100000000");
+	dpq_json_w_ku64(w, "shard", 0);
+	dpq_json_w_kstr(w, "peer", "198.18.0.1:50000");
+	dpq_json_w_kstr(w, "scid", "0102030405060708");
+	dpq_json_w_kstr(w, "dcid", "a1a2a3a4");
+	dpq_json_w_kstr(w, "state", "established");
+	dpq_json_w_ku64(w, "age_ms", 1500);
+	dpq_json_w_ku64(w, "srtt_us", 2100);
+	dpq_json_w_ku64(w, "min_rtt_us", 900);
+	dpq_json_w_ku64(w, "cwnd", 14720);
+	dpq_json_w_ku64(w, "bytes_sent", 1048576);
+	dpq_json_w_ku64(w, "bytes_recv", 1200);
+	dpq_json_w_ku64(w, "streams", 1);
+	dpq_json_w_kstr(w, "cipher", "TLS_AES_128_GCM_SHA256");
+	dpq_json_w_kstr(w, "alpn", "hq-interop");
+	dpq_json_w_obj_end(w);
+	dpq_json_w_arr_end(w);
+	return 0;
+}
+
 /* `echo ...`: the request back, to check how dpquic-ctl typed values. */
 static int
 echo_cmd(struct dpq_ctl_req *req, void *arg)
@@ -181,7 +241,11 @@ group_setup(void **state)
 			dpq_ctl_register(srv, "echo", echo_cmd, NULL,
 			"the request back") < 0 ||
 			dpq_ctl_register(srv, "big", big_cmd, NULL,
-			"n=N integers") < 0)
+			"n=N integers") < 0 ||
+			dpq_ctl_register(srv, "wide", wide_cmd, NULL,
+			"a wide list") < 0 ||
+			dpq_ctl_register(srv, "connections", conns_cmd, NULL,
+			"one fake connection") < 0)
 		return -1;
 	atomic_store(&srv_stop, false);
 	if (pthread_create(&srv_thread, NULL, srv_loop, NULL) != 0)
@@ -345,7 +409,15 @@ test_ping_and_formats(void **state)
 	char want[256];
 
 	(void)state;
+	/* default: for a person */
 	RUN(&r, "-s", path, "ping");
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "pong  yes\npid   %d\n", (int)getpid());
+	assert_string_equal(r.out, want);
+	assert_string_equal(r.err, "");
+	run_free(&r);
+
+	RUN(&r, "-j", "-s", path, "ping");
 	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof(want),
 		"{\n  \"ok\": true,\n  \"pong\": true,\n  \"pid\": %d\n}\n",
@@ -361,7 +433,7 @@ test_ping_and_formats(void **state)
 	assert_string_equal(r.out, want);
 	run_free(&r);
 
-	RUN(&r, "--json", "--socket", path, "--timeout", "2000", "help");
+	RUN(&r, "--raw", "--socket", path, "--timeout", "2000", "help");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "{\"name\":\"stats\",\"help\":"
 		"\"per-shard counters; shard=N for one shard\"}"));
@@ -373,7 +445,7 @@ test_ping_and_formats(void **state)
 
 		run_start(&r, 0, path, a);
 		assert_int_equal(run_finish(&r), 0);
-		assert_non_null(strstr(r.out, "\"pong\": true"));
+		assert_non_null(strstr(r.out, "pong  yes"));
 		run_free(&r);
 	}
 }
@@ -410,8 +482,64 @@ test_stats_example(void **state)
 	assert_non_null(strstr(r.out, "\"tx_bytes\":9223372036854775807"));
 	run_free(&r);
 
-	/* indented form */
-	RUN(&r, "-s", path, "stats", "shard=1");
+	/* for a person: a table per list, fields aligned */
+	RUN(&r, "-s", path, "stats");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+		"shards (3):\n"
+		"  id  connections  rx_packets  tx_packets  rx_bytes  "
+		"           tx_bytes  drops  ring_full\n"
+		"   0           10        1000         900   1200000  "
+		"            1100000      3          0\n"
+		"   1           20        2000        1900   2400000  "
+		"            2300000      0          7\n"
+		"   2            0           0           0         0  "
+		"9223372036854775807      0          0\n"
+		"total:\n"
+		"  connections  30\n"
+		"  rx_packets   3000\n"
+		"  tx_packets   2800\n"
+		"  rx_bytes     3600000\n"
+		"  tx_bytes     3399999\n"	/* the fake sum wraps */
+		"  drops        3\n"
+		"  ring_full    7\n");
+	run_free(&r);
+
+	/* many columns: one row per field, one column per element */
+	RUN(&r, "-s", path, "wide");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+		"items (2):\n"
+		"  id       a    b\n"
+		"  f0       0   10\n"
+		"  f1       1   11\n"
+		"  f2       2   12\n"
+		"  f3       3   13\n"
+		"  f4       4   14\n"
+		"  f5       5   15\n"
+		"  f6       6   16\n"
+		"  f7       7   17\n"
+		"  g.name   x    -\n"
+		"  g.on    no  yes\n");
+	run_free(&r);
+
+	/* connections: the columns an operator scans, not all 20 */
+	RUN(&r, "-s", path, "connections");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+		"total  1\n"
+		"connections (1):\n"
+		"  id         shard  peer              state        age_ms  "
+		"srtt_us   cwnd  bytes_sent  bytes_recv  streams  cipher"
+		"                  alpn\n"
+		"  100000000      0  198.18.0.1:50000  established    1500  "
+		"   2100  14720     1048576        1200        1  "
+		"TLS_AES_128_GCM_SHA256  hq-interop\n"
+		"  (more fields: dpquic-ctl -j)\n");
+	run_free(&r);
+
+	/* indented JSON */
+	RUN(&r, "-j", "-s", path, "stats", "shard=1");
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out,
 		"{\n"
@@ -461,7 +589,14 @@ test_unknown_command(void **state)
 	struct run r;
 
 	(void)state;
+	/* for a person: the error on stderr, named after the command */
 	RUN(&r, "-s", path, "frobnicate");
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "dpquic-ctl: frobnicate: unknown command "
+		"\"frobnicate\" (\"help\" lists commands)\n");
+	run_free(&r);
+	RUN(&r, "-j", "-s", path, "frobnicate");
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.out, "{\n  \"ok\": false,\n  \"error\": "
 		"\"unknown command \\\"frobnicate\\\" (\\\"help\\\" lists "

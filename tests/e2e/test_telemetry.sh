@@ -56,12 +56,12 @@ run_timed c404 1 ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 30 \
 # Quiet: no connection left (the closing periods end within seconds),
 # so the counters stand still while both tools read them.
 for i in $(seq 1 200); do
-	ip netns exec "$NS" timeout 10 "$DPQUIC_CTL" -s "$SOCK" status \
+	ip netns exec "$NS" timeout 10 "$DPQUIC_CTL" -j -s "$SOCK" status \
 		> "$TMP/status.json" 2>/dev/null &&
 		[ "$(json_get "$TMP/status.json" "s['connections']")" = 0 ] && break
 	sleep 0.1
 done
-ip netns exec "$NS" timeout 10 "$DPQUIC_CTL" -s "$SOCK" stats \
+ip netns exec "$NS" timeout 10 "$DPQUIC_CTL" -j -s "$SOCK" stats \
 	> "$TMP/stats.json" 2> "$TMP/stats.err" ||
 	fail "dpquic-ctl stats: $(cat "$TMP/stats.err")"
 

@@ -266,7 +266,7 @@ start_dpquicd_tap() {
 
 # ctl_stats NS SOCK OUTFILE: dpquic-ctl stats as JSON in OUTFILE.
 ctl_stats() {
-	if ! ip netns exec "$1" timeout 10 "$DPQUIC_CTL" -s "$2" stats \
+	if ! ip netns exec "$1" timeout 10 "$DPQUIC_CTL" -j -s "$2" stats \
 		> "$3" 2> "$3.err"; then
 		fail "dpquic-ctl stats failed: $(cat "$3.err")"
 		return 1

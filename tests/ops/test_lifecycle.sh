@@ -141,7 +141,7 @@ if wait_conns 1; then
 else
 	fail "connections: the transfer never showed up"
 fi
-ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" status |
+ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" -j status |
 	grep -q '"state": "serving"' && ok "status: serving" ||
 	fail "status: not serving"
 
