@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,19 +92,32 @@ meminfo(const char *key)
 	return v;
 }
 
+/* Is a hugetlbfs mounted (at dir, or anywhere when dir is NULL)? */
 static bool
-hugetlbfs_mounted(void)
+hugetlbfs_mounted_at(const char *dir)
 {
-	char line[1024];
+	char line[1024], mnt[512], real[PATH_MAX];
 	bool found = false;
 	FILE *f = fopen("/proc/mounts", "r");
 
 	if (f == NULL)
 		return true;	/* cannot tell: do not claim otherwise */
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, " hugetlbfs ") != NULL;
+	if (dir != NULL && realpath(dir, real) == NULL)
+		snprintf(real, sizeof(real), "%s", dir);
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, " hugetlbfs ") == NULL)
+			continue;
+		found = dir == NULL || (sscanf(line, "%*s %511s", mnt) == 1 &&
+				strcmp(mnt, real) == 0);
+	}
 	fclose(f);
 	return found;
+}
+
+static bool
+hugetlbfs_mounted(void)
+{
+	return hugetlbfs_mounted_at(NULL);
 }
 
 void
@@ -111,6 +125,7 @@ dpqd_eal_explain(int argc, char **argv, int rte_err)
 {
 	bool no_huge, in_mem, no_shconf, has;
 	const char *prefix = eal_arg(argc, argv, "file-prefix", &has);
+	const char *huge_dir = eal_arg(argc, argv, "huge-dir", &has);
 	char dir[300];
 	long total, avail;
 	pid_t pid;
@@ -129,6 +144,14 @@ dpqd_eal_explain(int argc, char **argv, int rte_err)
 "  process needs its own --file-prefix NAME (config: eal.file-prefix);\n"
 "  DPDK's tools then take the same --file-prefix / -f NAME.\n",
 			prefix, (int)pid, dir);
+		return;
+	}
+	if (!no_huge && huge_dir != NULL && !hugetlbfs_mounted_at(huge_dir)) {
+		fprintf(stderr,
+"dpquicd: --huge-dir %s (config: eal.huge-dir) is not a hugetlbfs mount:\n"
+"  mount one there (mount -t hugetlbfs -o pagesize=2M nodev %s) or\n"
+"  leave --huge-dir out and let DPDK find /dev/hugepages.\n",
+			huge_dir, huge_dir);
 		return;
 	}
 	if (!no_huge && !in_mem) {

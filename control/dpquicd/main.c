@@ -317,6 +317,20 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 
 /* ---- start-up steps ------------------------------------------------------ */
 
+/* --check: every key, its value and where it came from. */
+static void
+print_key(void *arg, const struct dpq_conf_section *s,
+		const struct dpq_conf_key *k)
+{
+	const struct dpq_conf *c = arg;
+	char key[96], val[1024], org[300];
+
+	snprintf(key, sizeof(key), "%s.%s", s->name, k->name);
+	dpq_conf_format(c, k, val, sizeof(val));
+	printf("  %-24s = %-24s # %s\n", key, val,
+		dpq_conf_origin_str(c, k, org, sizeof(org)));
+}
+
 static int
 check_root(const struct dpq_conf *c)
 {
@@ -664,6 +678,7 @@ main(int argc, char **argv)
 	if (d->check_only) {
 		printf("dpquicd: configuration OK%s%s\n", d->conf.file ?
 			": " : "", d->conf.file ? d->conf.file : "");
+		dpq_conf_foreach(print_key, &d->conf);
 		rc = DPQ_EXIT_OK;
 		goto out;
 	}

@@ -42,10 +42,11 @@ usage(FILE *f)
 "dpquicd serves files over QUIC v1 (ALPN hq-interop) from a DPDK port.\n"
 "\n"
 "  -c, --config FILE      read the configuration file FILE (libconfig\n"
-"                         syntax; example: dpquicd.conf.example)\n"
+"                         syntax; every key: dist/dpquicd.conf.example)\n"
 "  --set SECTION.KEY=VALUE  set any config key (see dpquicd(8)), e.g.\n"
 "                         --set ctl.max-clients=4\n"
-"  --check                check the configuration, print it and exit\n"
+"  --check                check the configuration, print every key with\n"
+"                         its value and origin, and exit\n"
 "  -h, --help             this text; --version: the version\n");
 	dpq_conf_print_options(f);
 	fprintf(f,
