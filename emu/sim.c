@@ -397,6 +397,18 @@ dpq_sim_run(struct dpq_sim *s, bool (*done)(struct dpq_sim *, void *),
 		conn_tx(s, s->server, &s->s2c);
 		if (done != NULL && done(s, arg))
 			return true;
+		/* done() may have written (an application on a schedule):
+		 * that leaves now, not at the next event. */
+		if (done != NULL) {
+			uint64_t us = dpq_sim_now_us(s);
+
+			if (s->client != NULL &&
+			    dpq_conn_wants_send(s->client, us))
+				conn_tx(s, s->client, &s->c2s);
+			if (s->server != NULL &&
+			    dpq_conn_wants_send(s->server, us))
+				conn_tx(s, s->server, &s->s2c);
+		}
 		if (deliver(s, &s->c2s, true) | deliver(s, &s->s2c, false))
 			continue;
 		t = UINT64_MAX;
