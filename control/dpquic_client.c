@@ -28,6 +28,13 @@
  *     --spec LIST         speculative retransmission: send these datagrams
  *                         twice, spaced: off | all | handshake,tail,repair
  *                         (default: handshake)
+ *     --migrate-after N   once N bytes of responses arrived, move the
+ *                         connection to a new UDP socket (a new port, or
+ *                         --migrate-addr's address): RFC 9000 §9.2 active
+ *                         migration with a fresh connection ID; kernel
+ *                         UDP only
+ *     --migrate-addr IP   the local address to move to (default: the
+ *                         same address, a new port)
  *
  * Prints the handshake time, bytes and goodput. Exit status 0 when every
  * file arrived complete, 1 otherwise, 2 for usage errors. The handshake
@@ -82,7 +89,10 @@ usage(FILE *f)
 		"                   (handshake)\n"
 		"  --cc NAME        congestion controller: newreno (default), "
 		"cubic, bbr\n"
-		"  --no-pacing      send as the window allows, unpaced\n");
+		"  --no-pacing      send as the window allows, unpaced\n"
+		"  --migrate-after N  move to a new socket (new port) after N\n"
+		"                   bytes of responses (kernel UDP only)\n"
+		"  --migrate-addr IP  ... bound to this local address\n");
 }
 
 /* ---- the hq-interop client's sinks ------------------------------------ */
@@ -236,6 +246,14 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 			(unsigned long)cs->fec_unrecoverable,
 			(unsigned long)cs->fec_groups,
 			(unsigned long)cs->fec_repair_bytes);
+	if (cs->migrations > 0 || cs->paths_validated > 0)
+		printf("migrations %lu paths_validated %lu paths_failed %lu "
+			"cids_issued %lu cids_retired %lu\n",
+			(unsigned long)cs->migrations,
+			(unsigned long)cs->paths_validated,
+			(unsigned long)cs->paths_failed,
+			(unsigned long)cs->cids_issued,
+			(unsigned long)cs->cids_retired);
 	printf("files_ok %u/%u\n", ok, f->n);
 	return ok == f->n;
 }
@@ -289,6 +307,48 @@ suite_by_name(const char *n)
 	return 0;
 }
 
+/* RFC 9000 §9.2: rebind the UDP socket (a new port, or addr's address)
+ * and move the connection there. Returns 0, -EAGAIN (not possible yet:
+ * try later) or another -errno (give up). */
+static int
+migrate(struct dpq_driver *drv, struct dpq_conn *conn, const char *addr,
+		uint64_t now)
+{
+	const struct dpq_tuple *cur = dpq_conn_active_tuple(conn);
+	struct dpq_addr want = { 0 }, bound, before;
+	struct dpq_tuple t;
+	char b1[64], b2[64];
+	int rc;
+
+	rc = dpq_conn_migrate_check(conn);
+	if (rc != 0)
+		return rc;
+	if (addr != NULL) {
+		if (dpq_addr_parse(addr, &want) != 0)
+			return -EINVAL;
+	} else if (cur->local.family != 0) {
+		memcpy(&want, &cur->local, sizeof(want));
+	} else if (dpq_driver_local_addr(drv, &want) != 0) {
+		return -EINVAL;
+	}
+	want.port = 0;
+	if (dpq_driver_local_addr(drv, &before) != 0)
+		memset(&before, 0, sizeof(before));
+	if (cur->local.family != 0)
+		memcpy(&before, &cur->local, sizeof(before));
+	rc = dpq_driver_udp_rebind(drv, &want, &bound);
+	if (rc != 0)
+		return rc;
+	memcpy(&t.local, &bound, sizeof(t.local));
+	t.peer = cur->peer;
+	rc = dpq_conn_migrate(conn, &t, now);
+	if (rc == 0)
+		fprintf(stderr, "dpquic-client: migrated from %s to %s\n",
+				dpq_addr_format(&before, b1, sizeof(b1)),
+				dpq_addr_format(&bound, b2, sizeof(b2)));
+	return rc;
+}
+
 /* Does argv hold EAL args (a "--" separator before the options)? */
 static bool
 has_eal_args(int argc, char **argv)
@@ -322,6 +382,8 @@ main(int argc, char **argv)
 		{ "no-pacing", no_argument, NULL, 'N' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "key-update-gap", required_argument, NULL, 'G' },
+		{ "migrate-after", required_argument, NULL, 'M' },
+		{ "migrate-addr", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -345,6 +407,9 @@ main(int argc, char **argv)
 	double timeout = 30;
 	uint64_t t0, deadline, handle, key_update = 0, idle_ms = 0, num;
 	uint64_t key_update_gap_us = 0;
+	uint64_t migrate_after = 0;
+	const char *migrate_addr = NULL;
+	bool migrate_pending = false;
 	/* Defaults as dpquicd's (docs/fec.md §13): offer the extension,
 	 * send no repairs, send the handshake flight twice. */
 	struct dpq_fec_policy fec = { DPQ_FEC_OFF, DPQ_FEC_DEFAULT_GROUP,
@@ -503,6 +568,30 @@ main(int argc, char **argv)
 			cc_name = optarg;
 			break;
 		case 'N': no_pacing = true; break;
+		case 'M':
+			errno = 0;
+			migrate_after = strtoull(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || optarg[0] == '-' ||
+			    optarg[0] == '\0') {
+				fprintf(stderr, "dpquic-client: --migrate-after "
+					"wants a byte count, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			migrate_pending = true;
+			break;
+		case 'A': {
+			struct dpq_addr a;
+
+			if (dpq_addr_parse(optarg, &a) != 0 || a.port != 0) {
+				fprintf(stderr, "dpquic-client: --migrate-addr "
+					"wants an IP address without a port, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			migrate_addr = optarg;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -510,6 +599,11 @@ main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (migrate_addr != NULL && !migrate_pending) {
+		fprintf(stderr, "dpquic-client: --migrate-addr needs "
+				"--migrate-after\n");
+		return 2;
 	}
 	if (argc - optind < 2 || dpq_addr_parse(argv[optind], &server) != 0 ||
 	    server.port == 0) {
@@ -559,6 +653,11 @@ main(int argc, char **argv)
 		uc.gro = true;
 		uc.socket_id = -1;
 		drv = dpq_driver_udp_open(&uc);
+	}
+	if (migrate_pending && dpdk_ip != NULL) {
+		fprintf(stderr, "dpquic-client: --migrate-after works with "
+				"kernel UDP only, not --dpdk\n");
+		goto out;
 	}
 	if (drv == NULL || dpq_driver_start(drv) != 0) {
 		fprintf(stderr, "dpquic-client: driver: %s\n", strerror(errno));
@@ -634,6 +733,15 @@ main(int argc, char **argv)
 		if (conn != NULL) {
 			dpq_hq_client_poll(hc, conn);
 			dpq_conn_get_stats(conn, &cstats);
+			if (migrate_pending &&
+			    cstats.stream_bytes_recv >= migrate_after) {
+				n = migrate(drv, conn, migrate_addr, now);
+				if (n != -EAGAIN)
+					migrate_pending = false;
+				if (n != 0 && n != -EAGAIN)
+					fprintf(stderr, "dpquic-client: cannot "
+						"migrate: %s\n", strerror(-n));
+			}
 		}
 	}
 	conn = dpq_shard_conn_by_handle(shard, handle);

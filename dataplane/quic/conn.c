@@ -275,6 +275,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	/* A client that echoes our Retry token proved its address (RFC
 	 * 9000 §8.1.2); a client knows its server's. */
 	dpq_conn_paths_init(c, &in->tuple, !server || in->after_retry);
+	dpq_conn_cids_init(c, in);
 	build_local_tparams(c, in);
 	dpq_conn_fec_init(c);
 
@@ -643,6 +644,8 @@ dpq_conn_confirm_handshake(struct dpq_conn *c, uint64_t now)
 	dpq_loss_set_handshake_confirmed(&c->loss, now);
 	/* RFC 9001 §4.9.2: Handshake keys go once confirmed. */
 	dpq_conn_discard_epoch(c, DPQ_EPOCH_HANDSHAKE, now);
+	/* RFC 9000 §5.1.1: CIDs for the peer's new paths (§9.5). */
+	dpq_conn_cids_replenish(c);
 }
 
 void

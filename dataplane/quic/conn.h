@@ -264,7 +264,31 @@ struct dpq_conn_init {
 	 * NULL: the owner polls the connection by itself. */
 	void (*wake)(void *arg, struct dpq_conn *c);
 	void *wake_arg;
+	/* Where more CIDs of ours come from (NULL: only scid). */
+	const struct dpq_cid_ops *cid_ops;
+	void *cid_arg;
 };
+
+/* Connection IDs of ours beyond the first (RFC 9000 §5.1): the owner
+ * makes them (a server's say which server and shard own the connection,
+ * QUIC-LB) and routes packets carrying them to the connection. The
+ * connection issues them in NEW_CONNECTION_ID frames once the handshake
+ * is confirmed, up to the peer's active_connection_id_limit (at most
+ * DPQ_CONN_LOCAL_CIDS at a time), and replaces each the peer retires. */
+struct dpq_cid_ops {
+	/* A new CID for c with its stateless reset token; from now on the
+	 * owner routes it to c. Returns 0, or -errno (none made: e.g.
+	 * -ENOTSUP, a server without a routable CID configuration). */
+	int (*issue)(void *arg, struct dpq_conn *c, struct dpq_cid *cid,
+			uint8_t token[DPQ_RESET_TOKEN_LEN]);
+	/* The peer retired cid: stop routing it. (When the connection
+	 * ends the owner drops all its CIDs by itself.) */
+	void (*retire)(void *arg, struct dpq_conn *c,
+			const struct dpq_cid *cid);
+};
+
+/* Most CIDs of ours active at once (sequence 0 included). */
+#define DPQ_CONN_LOCAL_CIDS	4
 
 /* Create a connection. A client is ready to send its first Initial once
  * the handshake service delivered the ClientHello (dpq_conn_hs_send). */
@@ -361,6 +385,9 @@ ssize_t dpq_conn_send(struct dpq_conn *c, uint8_t *buf, size_t cap,
  * server set disable_active_migration) or -EINVAL. */
 int dpq_conn_migrate(struct dpq_conn *c, const struct dpq_tuple *t,
 		uint64_t now);
+/* Could the client migrate now? 0, or what dpq_conn_migrate() would
+ * return (check before giving up the old socket). */
+int dpq_conn_migrate_check(const struct dpq_conn *c);
 /* The path packets are sent on now. */
 const struct dpq_tuple *dpq_conn_active_tuple(const struct dpq_conn *c);
 /* Deferred work, between bursts: packets that waited for keys that have
@@ -459,6 +486,8 @@ struct dpq_conn_stats {
 	char ecn[12];			/* ECN validation: "testing", "capable",
 					 * "failed", ... (RFC 9000 §13.4.2) */
 	uint64_t ecn_ce;		/* CE increases the peer reported */
+	uint64_t cids_issued;		/* NEW_CONNECTION_ID, our new CIDs */
+	uint64_t cids_retired;		/* ours the peer retired */
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
 

@@ -176,6 +176,15 @@ struct dpq_conn_hs_state {
 	uint16_t token_len;
 };
 
+/* A CID of ours (RFC 9000 §5.1.1). */
+struct dpq_local_cid {
+	struct dpq_cid cid;
+	uint64_t seq;
+	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];
+	bool used;		/* issued and not retired */
+	bool announce;		/* a NEW_CONNECTION_ID to (re)send */
+};
+
 struct dpq_conn {
 	enum dpq_conn_state state;
 	enum dpq_role role;
@@ -206,8 +215,18 @@ struct dpq_conn {
 	uint8_t reset_token[DPQ_RESET_TOKEN_LEN];	/* ours (server) */
 	struct dpq_peer_cid peer_cids[DPQ_CONN_PEER_CIDS];
 	uint64_t peer_retire_prior_to;
-	uint64_t retire_pending[DPQ_CONN_PEER_CIDS];
+	/* RETIRE_CONNECTION_ID frames to send: §5.1.2 asks room for at
+	 * least twice our active_connection_id_limit. */
+	uint64_t retire_pending[2 * DPQ_CONN_PEER_CIDS];
 	unsigned int n_retire_pending;
+	/* Our CIDs (conn_cid.c): [0] is scid, sequence 0. */
+	struct dpq_local_cid local_cids[DPQ_CONN_LOCAL_CIDS];
+	uint64_t next_local_seq;
+	const struct dpq_cid_ops *cid_ops;
+	void *cid_arg;
+	/* The DCID of the packet being processed (RETIRE_CONNECTION_ID
+	 * must not name it, RFC 9000 §19.16). */
+	struct dpq_cid rx_pkt_dcid;
 
 	/* Keys, per epoch; 1-RTT also has the next generation. */
 	struct dpq_pp_key *rx[DPQ_EPOCH_COUNT];
@@ -603,6 +622,16 @@ dpq_conn_active_path(struct dpq_conn *c)
 {
 	return &c->paths[c->active];
 }
+
+/* conn_cid.c */
+void dpq_conn_cids_init(struct dpq_conn *c, const struct dpq_conn_init *in);
+void dpq_conn_cids_replenish(struct dpq_conn *c);
+int dpq_conn_cid_on_retire(struct dpq_conn *c, uint64_t seq);
+bool dpq_conn_cids_announce_pending(const struct dpq_conn *c);
+void dpq_conn_cid_on_lost(struct dpq_conn *c, uint64_t seq);
+/* Queue RETIRE_CONNECTION_ID for the peer's CID seq; false (connection
+ * closing with CONNECTION_ID_LIMIT_ERROR) when too many are pending. */
+bool dpq_conn_retire_push(struct dpq_conn *c, uint64_t seq);
 
 /* conn_recv.c */
 void dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now);

@@ -496,12 +496,11 @@ dpq_conn_path_on_packet(struct dpq_conn *c, struct dpq_path *p,
 }
 
 int
-dpq_conn_migrate(struct dpq_conn *c, const struct dpq_tuple *t, uint64_t now)
+dpq_conn_migrate_check(const struct dpq_conn *c)
 {
-	struct dpq_path *p, *old;
-	bool fresh = false;
+	unsigned int i;
 
-	if (c == NULL || t == NULL || c->role != DPQ_ROLE_CLIENT)
+	if (c == NULL || c->role != DPQ_ROLE_CLIENT)
 		return -EINVAL;
 	if (dpq_conn_is_closing(c))
 		return -EPIPE;
@@ -509,6 +508,29 @@ dpq_conn_migrate(struct dpq_conn *c, const struct dpq_tuple *t, uint64_t now)
 		return -EAGAIN;		/* §9: not before confirmation */
 	if (c->peer_tp_set && c->peer_tp.disable_active_migration)
 		return -EPERM;		/* §18.2 */
+	if (c->dcid.len == 0)
+		return 0;
+	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++)
+		if (c->peer_cids[i].used && !c->peer_cids[i].sent_on &&
+		    !cid_on_a_path(c, &c->peer_cids[i].cid))
+			return 0;
+	return -EAGAIN;			/* §9.5: no unused CID yet */
+}
+
+int
+dpq_conn_migrate(struct dpq_conn *c, const struct dpq_tuple *t, uint64_t now)
+{
+	struct dpq_path *p, *old;
+	bool fresh = false;
+	int rc;
+
+	if (t == NULL)
+		return -EINVAL;
+	rc = dpq_conn_migrate_check(c);
+	if (rc != 0 && rc != -EAGAIN)
+		return rc;
+	if (rc == -EAGAIN && !c->hs_confirmed)
+		return rc;
 	c->now = now;
 	old = &c->paths[c->active];
 	p = dpq_conn_path_find(c, t);

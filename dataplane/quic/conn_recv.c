@@ -155,8 +155,7 @@ dpq_conn_retire_peer_cid(struct dpq_conn *c, unsigned int i)
 {
 	struct dpq_peer_cid *p = &c->peer_cids[i];
 
-	if (c->n_retire_pending < DPQ_CONN_PEER_CIDS)
-		c->retire_pending[c->n_retire_pending++] = p->seq;
+	dpq_conn_retire_push(c, p->seq);
 	/* RFC 9000 §10.3.1: a retired CID's token no longer counts. */
 	p->used = false;
 	p->has_token = false;
@@ -195,9 +194,8 @@ on_new_cid(struct dpq_conn *c, const struct dpq_frame *f)
 	}
 	if (f->new_cid.seq < c->peer_retire_prior_to) {
 		/* Already retired: retire it again at once (§19.15). */
-		if (c->n_retire_pending < DPQ_CONN_PEER_CIDS)
-			c->retire_pending[c->n_retire_pending++] =
-				f->new_cid.seq;
+		if (!dpq_conn_retire_push(c, f->new_cid.seq))
+			return DPQ_TE_ERR(DPQ_TE_CONNECTION_ID_LIMIT_ERROR);
 		return 0;
 	}
 	if (f->new_cid.retire_prior_to > c->peer_retire_prior_to) {
@@ -341,13 +339,7 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 			dpq_conn_paths_cids_changed(c);
 		return rc;
 	case DPQ_FT_RETIRE_CONNECTION_ID:
-		/* We issue only sequence 0 so far (§19.16: a larger one was
-		 * never sent). Retiring 0 leaves us nothing to switch to:
-		 * ignore, the peer keeps using it. */
-		if (f->retire_cid.seq > 0)
-			return close_te(c, DPQ_TE_PROTOCOL_VIOLATION,
-					f->type, "RETIRE of an unissued CID");
-		return 0;
+		return dpq_conn_cid_on_retire(c, f->retire_cid.seq);
 	case DPQ_FT_PATH_CHALLENGE:
 		/* §8.2.2: echo in a PATH_RESPONSE on the same path. */
 		dpq_conn_path_on_challenge(c, c->rx_path, f->path.data);
@@ -677,6 +669,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	if (c->fec != NULL)
 		c->fec->rx_has_repair = false;
 	c->rx_path = path;
+	dpq_cid_set(&c->rx_pkt_dcid, h->dcid, h->dcid_len);
 	rc = rx_frames(c, h->type, p, end, deliver, &eliciting, &non_probing,
 			&tp, now);
 	if (rc != 0)
@@ -776,8 +769,10 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 	    dpq_ackr_is_duplicate(a, pn))
 		return -EALREADY;
 	memset(&tp, 0, sizeof(tp));
-	/* Its path is unknown: path frames answer on the active one. */
+	/* Its path and DCID are unknown: path frames answer on the active
+	 * path. */
 	c->rx_path = &c->paths[c->active];
+	c->rx_pkt_dcid.len = 0;
 	rc = rx_frames(c, DPQ_PKT_1RTT, payload, payload + len, deliver,
 			&eliciting, &non_probing, &tp, now);
 	if (rc != 0)

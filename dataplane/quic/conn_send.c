@@ -84,6 +84,7 @@ app_control_pending(const struct dpq_conn *c)
 	return c->handshake_done_pending || p->response_due ||
 		p->challenge_due ||
 		c->n_retire_pending > 0 || c->ping_pending ||
+		dpq_conn_cids_announce_pending(c) ||
 		dpq_flow_rx_due(&c->rx_fc, &v) ||
 		dpq_streams_rx_due(&c->streams_rx[0], &v) ||
 		dpq_streams_rx_due(&c->streams_rx[1], &v) ||
@@ -248,6 +249,7 @@ write_conn_control(struct dpq_conn *c, struct pkt_build *b)
 	struct dpq_frame f;
 	struct dpq_sent_rec *r;
 	uint64_t v;
+	unsigned int i;
 	int uni;
 
 	if (c->handshake_done_pending) {
@@ -256,6 +258,23 @@ write_conn_control(struct dpq_conn *c, struct pkt_build *b)
 			rec_add(b, DPQ_SENT_REC_HANDSHAKE_DONE);
 			c->handshake_done_pending = false;
 		}
+	}
+	for (i = 0; i < DPQ_CONN_LOCAL_CIDS; i++) {
+		struct dpq_local_cid *l = &c->local_cids[i];
+
+		if (!l->used || !l->announce)
+			continue;
+		f.type = DPQ_FT_NEW_CONNECTION_ID;
+		f.new_cid.seq = l->seq;
+		f.new_cid.retire_prior_to = 0;
+		f.new_cid.cid_len = l->cid.len;
+		f.new_cid.cid = l->cid.bytes;
+		f.new_cid.reset_token = l->reset_token;
+		if (!put_frame(b, &f))
+			break;
+		r = rec_add(b, DPQ_SENT_REC_NEW_CONNECTION_ID);
+		r->new_cid.seq = l->seq;
+		l->announce = false;
 	}
 	while (c->n_retire_pending > 0) {
 		f.type = DPQ_FT_RETIRE_CONNECTION_ID;
@@ -1230,9 +1249,12 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 					&c->streams_tx[uni], r->blocked.limit);
 			break;
 		case DPQ_SENT_REC_RETIRE_CONNECTION_ID:
-			if (!acked && c->n_retire_pending < DPQ_CONN_PEER_CIDS)
-				c->retire_pending[c->n_retire_pending++] =
-					r->retire_cid.seq;
+			if (!acked)
+				dpq_conn_retire_push(c, r->retire_cid.seq);
+			break;
+		case DPQ_SENT_REC_NEW_CONNECTION_ID:
+			if (!acked)
+				dpq_conn_cid_on_lost(c, r->new_cid.seq);
 			break;
 		case DPQ_SENT_REC_MAX_STREAM_DATA:
 		case DPQ_SENT_REC_STREAM_DATA_BLOCKED:

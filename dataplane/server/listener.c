@@ -208,6 +208,21 @@ dpq_listener_tokens(struct dpq_listener *l)
 	return l == NULL ? NULL : l->tokens;
 }
 
+int
+dpq_listener_new_cid(struct dpq_listener *l, struct dpq_cid *cid,
+		uint8_t token[DPQ_RESET_TOKEN_LEN])
+{
+	if (l == NULL || cid == NULL || token == NULL)
+		return -EINVAL;
+	if (l->cfg.cid.config_rotation == DPQ_CID_CR_UNROUTABLE)
+		return -ENOTSUP;
+	if (dpq_cid_gen(&l->cfg.cid, l->cfg.shard, &l->rnd, cid) != 0 ||
+	    dpq_sreset_token(l->cfg.sreset_key, l->cfg.sreset_key_len,
+			cid->bytes, cid->len, token) != 0)
+		return -EINVAL;
+	return 0;
+}
+
 const struct dpq_listener_stats *
 dpq_listener_stats(const struct dpq_listener *l)
 {

@@ -247,6 +247,17 @@ const struct dpq_listener_stats *
 dpq_listener_stats(const struct dpq_listener *l);
 
 /*
+ * Another CID for a connection of this listener's shard (NEW_CONNECTION_
+ * ID, RFC 9000 §5.1.1): QUIC-LB layout like the first, and its stateless
+ * reset token (§10.3.2). Returns 0, -ENOTSUP when the configuration is
+ * the unroutable 0b111 (QUIC-LB "Configuration Failover": one CID per
+ * connection), or -EINVAL.
+ */
+int
+dpq_listener_new_cid(struct dpq_listener *l, struct dpq_cid *cid,
+		uint8_t token[DPQ_RESET_TOKEN_LEN]);
+
+/*
  * Refuse new connections (draining, shutting down): an Initial that would
  * be accepted is answered with CONNECTION_CLOSE(CONNECTION_REFUSED,
  * reason) in an Initial packet (RFC 9000 §10.2.3, §20.1), under the same

@@ -35,7 +35,9 @@
 #include "dataplane/shard/msg.h"
 #include "dataplane/shard/shard.h"
 
-#define CIDS_PER_CONN	2	/* our SCID, the client's first DCID */
+/* Our active CIDs (RFC 9000 §5.1.1, at most DPQ_CONN_LOCAL_CIDS) and,
+ * during a server's handshake, the client's first DCID. */
+#define CIDS_PER_CONN	(DPQ_CONN_LOCAL_CIDS + 1)
 
 /* Hash key: a CID zero-padded to 20 bytes plus its length, padded to a
  * multiple of 4 and 4-aligned: rte_jhash reads whole 32-bit words. */
@@ -300,6 +302,14 @@ count_close(struct dpq_shard *s, const struct dpq_conn *c)
 	struct dpq_conn_stats cs;
 
 	dpq_conn_get_stats(c, &cs);
+	/* Paths and CIDs over the connection's life (RFC 9000 §9, §5.1). */
+	s->stats.path_migrations += cs.migrations;
+	s->stats.paths_validated += cs.paths_validated;
+	s->stats.paths_failed += cs.paths_failed;
+	s->stats.path_reverts += cs.path_reverts;
+	s->stats.rx_unknown_path += cs.rx_unknown_path;
+	s->stats.cids_issued += cs.cids_issued;
+	s->stats.cids_retired += cs.cids_retired;
 	s->stats.key_updates += cs.key_updates;
 	s->stats.key_updates_peer += cs.key_updates_peer;
 	if (ci->idle)
@@ -397,6 +407,8 @@ key_of(struct cid_key *k, const uint8_t *cid, size_t len)
 	memcpy(k->bytes, cid, len);
 }
 
+/* Route cid to slot idx. -EEXIST: another connection has it (a random
+ * collision; rte_hash would silently hand it over). */
 static int
 slot_add_cid(struct dpq_shard *s, uint32_t idx, const struct dpq_cid *cid)
 {
@@ -406,12 +418,77 @@ slot_add_cid(struct dpq_shard *s, uint32_t idx, const struct dpq_cid *cid)
 	if (sl->nkeys >= CIDS_PER_CONN || cid->len == 0)
 		return -ENOSPC;
 	key_of(&sl->keys[sl->nkeys], cid->bytes, cid->len);
+	if (rte_hash_lookup(s->cids, &sl->keys[sl->nkeys]) >= 0)
+		return -EEXIST;
 	rc = rte_hash_add_key_data(s->cids, &sl->keys[sl->nkeys],
 			(void *)(uintptr_t)idx);
 	if (rc == 0)
 		sl->nkeys++;
 	return rc;
 }
+
+static void
+slot_del_cid(struct dpq_shard *s, uint32_t idx, const struct dpq_cid *cid)
+{
+	struct conn_slot *sl = &s->slots[idx];
+	struct cid_key k;
+	unsigned int i;
+
+	key_of(&k, cid->bytes, cid->len);
+	for (i = 0; i < sl->nkeys; i++) {
+		if (memcmp(&sl->keys[i], &k, sizeof(k)) != 0)
+			continue;
+		rte_hash_del_key(s->cids, &sl->keys[i]);
+		sl->keys[i] = sl->keys[--sl->nkeys];
+		return;
+	}
+}
+
+/* ---- connection IDs of ours (struct dpq_cid_ops) ------------------------ */
+
+/* A server's come from its listener (QUIC-LB: they name this shard, so
+ * packets after a migration still reach it, DESIGN §5); a client's are
+ * random. Either way unique in this shard's table. */
+static int
+shard_cid_issue(void *arg, struct dpq_conn *c, struct dpq_cid *cid,
+		uint8_t token[DPQ_RESET_TOKEN_LEN])
+{
+	struct dpq_shard *s = arg;
+	uint32_t idx = (uint32_t)(uintptr_t)dpq_conn_owner(c);
+	int tries, rc = -EEXIST;
+
+	for (tries = 0; tries < 4 && rc == -EEXIST; tries++) {
+		if (dpq_conn_is_server(c)) {
+			if (s->conf.listener == NULL)
+				return -ENOTSUP;
+			rc = dpq_listener_new_cid(s->conf.listener, cid,
+					token);
+			if (rc != 0)
+				return rc;
+		} else {
+			cid->len = s->conf.conn.scid_len;
+			dpq_rand_system_fill(NULL, cid->bytes, cid->len);
+			dpq_rand_system_fill(NULL, token, DPQ_RESET_TOKEN_LEN);
+		}
+		rc = slot_add_cid(s, idx, cid);
+	}
+	if (rc != 0)
+		s->stats.cid_issue_fail++;
+	return rc;
+}
+
+static void
+shard_cid_retire(void *arg, struct dpq_conn *c, const struct dpq_cid *cid)
+{
+	struct dpq_shard *s = arg;
+
+	slot_del_cid(s, (uint32_t)(uintptr_t)dpq_conn_owner(c), cid);
+}
+
+static const struct dpq_cid_ops shard_cid_ops = {
+	.issue = shard_cid_issue,
+	.retire = shard_cid_retire,
+};
 
 uint64_t
 dpq_shard_conn_handle(const struct dpq_shard *s, const struct dpq_conn *c)
@@ -484,6 +561,8 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in)
 	in->app = s->conf.app.ops;
 	in->wake = shard_wake;
 	in->wake_arg = s;
+	in->cid_ops = &shard_cid_ops;
+	in->cid_arg = s;
 	if (dpq_conn_create(in, &c) != 0) {
 		s->free_list[s->nfree++] = idx;
 		s->stats.conns_refused++;

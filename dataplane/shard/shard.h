@@ -131,6 +131,16 @@ struct dpq_shard_stats {
 	/* 1-RTT key updates (RFC 9001 §6) of the connections that ended:
 	 * started here, started by the peer and followed. */
 	uint64_t key_updates, key_updates_peer;
+	/* Paths and connection IDs (RFC 9000 §9, §5.1), summed over the
+	 * connections that ended. */
+	uint64_t path_migrations;	/* a connection changed path */
+	uint64_t paths_validated;	/* PATH_RESPONSE matched */
+	uint64_t paths_failed;		/* validation abandoned */
+	uint64_t path_reverts;		/* back to the last validated one */
+	uint64_t rx_unknown_path;	/* packets from a path not allowed */
+	uint64_t cids_issued;		/* NEW_CONNECTION_ID sent */
+	uint64_t cids_retired;		/* ours the peer retired */
+	uint64_t cid_issue_fail;	/* no unique CID made (live) */
 };
 
 int dpq_shard_create(const struct dpq_shard_conf *conf,

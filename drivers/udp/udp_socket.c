@@ -133,6 +133,7 @@ struct udp_queue {
 struct udp_driver {
 	struct dpq_driver base;	/* must be first */
 	struct dpq_addr local;	/* bound address, real port */
+	struct dpq_udp_conf conf;	/* as opened (rebind reuses it) */
 	struct rte_mempool *pool;
 	struct udp_queue *q;	/* nb_queues entries */
 };
@@ -939,6 +940,7 @@ dpq_driver_udp_open(const struct dpq_udp_conf *conf)
 	}
 	ud->base.ops = &udp_ops;
 	ud->base.nb_queues = nq;
+	ud->conf = *conf;
 	if (posix_memalign((void **)&ud->q, RTE_CACHE_LINE_SIZE,
 			sizeof(*ud->q) * nq) != 0) {
 		free(ud);
@@ -979,4 +981,53 @@ dpq_driver_udp_open(const struct dpq_udp_conf *conf)
 		}
 	}
 	return &ud->base;
+}
+
+int
+dpq_driver_udp_rebind(struct dpq_driver *d, const struct dpq_addr *local,
+		struct dpq_addr *bound)
+{
+	struct udp_driver *ud;
+	struct dpq_udp_conf conf;
+	struct dpq_addr old_local;
+	struct udp_queue *q;
+	uint8_t *old_gro_buf;
+	bool old_gso, old_gro;
+	int old_fd, rc;
+
+	if (d == NULL || d->ops != &udp_ops || local == NULL)
+		return -EINVAL;
+	ud = udp_drv(d);
+	if (d->nb_queues != 1 || local->family != ud->local.family)
+		return -EINVAL;
+	q = &ud->q[0];
+	conf = ud->conf;
+	conf.local = *local;
+	old_fd = q->fd;
+	old_gro_buf = q->gro_buf;
+	old_gso = q->gso;
+	old_gro = q->gro;
+	old_local = ud->local;
+	q->fd = -1;
+	q->gro_buf = NULL;
+	q->gso = q->gro = false;
+	rc = open_socket(ud, &conf, 0);
+	if (rc != 0) {
+		if (q->fd >= 0)
+			close(q->fd);
+		free(q->gro_buf);
+		q->fd = old_fd;
+		q->gro_buf = old_gro_buf;
+		q->gso = old_gso;
+		q->gro = old_gro;
+		ud->local = old_local;
+		return rc;
+	}
+	/* The old address is given up, with what it still held. */
+	close(old_fd);
+	free(old_gro_buf);
+	q->gro_head = q->gro_count = 0;
+	if (bound != NULL)
+		*bound = ud->local;
+	return 0;
 }

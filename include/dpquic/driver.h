@@ -220,6 +220,15 @@ struct dpq_udp_conf {
  * the mbuf pool; --no-huge is enough). Returns NULL with errno set. */
 struct dpq_driver *dpq_driver_udp_open(const struct dpq_udp_conf *conf);
 
+/* Move a one-queue UDP driver to a new socket bound to local (port 0:
+ * ephemeral), as a client does to migrate a connection (RFC 9000 §9.2):
+ * the old socket is closed, and what it still held is dropped. *bound
+ * gets the address now in use. Queue thread only. Returns 0, -EINVAL
+ * (not a one-queue UDP driver, other family) or -errno of the socket
+ * calls (the old socket stays then). */
+int dpq_driver_udp_rebind(struct dpq_driver *d, const struct dpq_addr *local,
+		struct dpq_addr *bound);
+
 #ifdef __cplusplus
 }
 #endif

@@ -92,6 +92,8 @@ struct hq_client {
 	uint64_t idle_ns;
 	uint64_t initial_rtt_ns;
 	uint64_t key_update_pkts;	/* start a key update every N, 0 off */
+	uint64_t migrate_after;		/* bytes; 0: never migrate */
+	int migrated;
 
 	int fd;
 	struct sockaddr_storage local, remote;
@@ -162,6 +164,8 @@ usage(void)
 		"  --idle-timeout SEC  QUIC max_idle_timeout (default 30)\n"
 		"  --initial-rtt MS  initial RTT estimate (default 333, RFC 9002)\n"
 		"  --key-update N   start a 1-RTT key update every N packets\n"
+		"  --migrate-after N  once N response bytes arrived, move to a\n"
+		"                   new UDP socket (new port): RFC 9000 §9.2\n"
 		"  -v, --verbose    ngtcp2 debug log on stderr\n"
 		"exit: 0 ok, 1 request failed, 2 usage, 3 connection failed, "
 		"4 timeout\n");
@@ -776,6 +780,58 @@ socket_setup(struct hq_client *c)
 	return 0;
 }
 
+/* RFC 9000 §9.2: a new socket (the same local address, a new port) and
+ * ngtcp2's immediate migration to it. Returns 0, 1 (not possible yet:
+ * no spare connection ID) or -1. */
+static int
+migrate(struct hq_client *c)
+{
+	struct sockaddr_storage local;
+	socklen_t locallen = sizeof(local);
+	ngtcp2_path path;
+	char host[64], port[16];
+	int fd, rv, sz = HQ_SOCKBUF;
+
+	fd = socket(c->remote.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&c->remote,
+			c->remotelen) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&local, &locallen) != 0) {
+		fprintf(stderr, "error: migrate: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) != 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	path = c->path;
+	path.local.addr = (ngtcp2_sockaddr *)&local;
+	path.local.addrlen = locallen;
+	rv = ngtcp2_conn_initiate_immediate_migration(c->conn, &path,
+			now_ns());
+	if (rv != 0) {
+		close(fd);
+		/* No spare CID yet, or not confirmed yet: later. */
+		if (rv == NGTCP2_ERR_CONN_ID_BLOCKED ||
+		    rv == NGTCP2_ERR_INVALID_STATE)
+			return 1;
+		fprintf(stderr, "error: migrate: %s\n", ngtcp2_strerror(rv));
+		return -1;
+	}
+	close(c->fd);
+	c->fd = fd;
+	c->local = local;
+	c->locallen = locallen;
+	c->path.local.addr = (ngtcp2_sockaddr *)&c->local;
+	c->path.local.addrlen = c->locallen;
+	c->txpending = 0;
+	if (getnameinfo((struct sockaddr *)&local, locallen, host,
+			sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		printf("migrated to %s port %s\n", host, port);
+	return 0;
+}
+
 /* ngtcp2 derives the next 1-RTT keys here after each key update (RFC
  * 9001 §6), whichever side started it: count them. */
 static int
@@ -898,6 +954,7 @@ main(int argc, char **argv)
 		{"idle-timeout", required_argument, NULL, 'i'},
 		{"initial-rtt", required_argument, NULL, 'R'},
 		{"key-update", required_argument, NULL, 'U'},
+		{"migrate-after", required_argument, NULL, 'M'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -943,6 +1000,12 @@ main(int argc, char **argv)
 			if (*end != '\0' || c->key_update_pkts == 0 ||
 			    optarg[0] == '-')
 				die_usage("bad --key-update '%s'", optarg);
+			break;
+		case 'M':
+			c->migrate_after = strtoull(optarg, &end, 10);
+			if (*end != '\0' || c->migrate_after == 0 ||
+			    optarg[0] == '-')
+				die_usage("bad --migrate-after '%s'", optarg);
 			break;
 		case 't':
 		case 'i':
@@ -1011,6 +1074,16 @@ main(int argc, char **argv)
 		if (c->hs_done && open_streams(c) != 0) {
 			close_with_error(c, NGTCP2_ERR_INTERNAL);
 			break;
+		}
+		if (c->migrate_after != 0 && !c->migrated &&
+		    c->total_bytes >= c->migrate_after &&
+		    ngtcp2_conn_get_handshake_completed(c->conn)) {
+			rv = migrate(c);
+			if (rv < 0) {
+				close_with_error(c, NGTCP2_ERR_INTERNAL);
+				break;
+			}
+			c->migrated = rv == 0;
 		}
 		if (write_pkts(c) != 0)
 			break;

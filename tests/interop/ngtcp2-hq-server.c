@@ -898,8 +898,11 @@ conn_write(struct hq_conn *hc)
 		}
 		if (n == 0)
 			break;
-		if (sendto_peer(s, &hc->remote, hc->remotelen, s->txbuf,
-				(size_t)n) != 0)
+		/* Where ngtcp2 sends it: a migrated client's new address,
+		 * or a path being validated. */
+		if (sendto_peer(s, (const struct sockaddr_storage *)
+				ps.path.remote.addr, ps.path.remote.addrlen,
+				s->txbuf, (size_t)n) != 0)
 			break;
 		npkts++;
 		hc->ku_pkts++;
@@ -1152,6 +1155,7 @@ handle_datagram(struct hq_server *s, const uint8_t *pkt, size_t len,
 {
 	ngtcp2_version_cid vc;
 	struct hq_conn *hc;
+	ngtcp2_path path;
 	int rv, fresh = 0;
 
 	rv = ngtcp2_pkt_decode_version_cid(&vc, pkt, len, HQ_CIDLEN);
@@ -1184,7 +1188,12 @@ handle_datagram(struct hq_server *s, const uint8_t *pkt, size_t len,
 	default:
 		break;
 	}
-	rv = ngtcp2_conn_read_pkt(hc->conn, &hc->path, NULL, pkt, len,
+	/* The path it arrived on: ngtcp2 validates a new client address
+	 * and migrates (RFC 9000 §9) when it changes. */
+	path = hc->path;
+	path.remote.addr = (ngtcp2_sockaddr *)from;
+	path.remote.addrlen = fromlen;
+	rv = ngtcp2_conn_read_pkt(hc->conn, &path, NULL, pkt, len,
 				  now_ns());
 	if (fresh && (rv == NGTCP2_ERR_DISCARD_PKT ||
 		      rv == NGTCP2_ERR_DROP_CONN)) {

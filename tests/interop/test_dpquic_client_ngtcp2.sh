@@ -12,7 +12,9 @@
 # it (cipher codes 0x1301/0x1302/0x1303 on its output); over IPv4 and IPv6;
 # against "ngtcp2-hq-server --retry" dpquic-client follows the Retry (the
 # server logs that it sent a Retry and validated the token the client
-# echoed) and completes; the server logs one connection per client run.
+# echoed) and completes; moving to a new port mid-download (RFC 9000
+# §9.2) completes on the same connection; the server logs one connection
+# per client run.
 DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/netns_lib.sh"
 
@@ -91,17 +93,29 @@ if dqc c_out 0 --out "$TMP/out" "$A4:$PA" /f1k /f1m; then
 		fail "c_out: --out files differ (ls: $(ls "$TMP/out" | tr '\n' ' '))"
 	fi
 fi
+# RFC 9000 §9.2: dpquic-client moves to a new port mid-download, with a
+# connection ID ngtcp2 issued; ngtcp2 validates the new path.
+if dqc c_migrate 0 --sha256 --migrate-after 1000000 "$A4:$PA" /f50m; then
+	check_sha c_migrate /f50m
+	if grep -Eq "^dpquic-client: migrated from $A4:[0-9]+ to $A4:[0-9]+\$" \
+		"$TMP/c_migrate.err"; then
+		ok "c_migrate: moved to a new port"
+	else
+		fail "c_migrate: no 'migrated' line: $(cat "$TMP/c_migrate.err")"
+	fi
+	expect_line c_migrate '^migrations 1 paths_validated [1-9]'
+fi
 n=$(grep -c ' new from ' "$TMP/A.log")
-if [ "$n" -eq 4 ]; then
-	ok "server A: 4 connections"
+if [ "$n" -eq 5 ]; then
+	ok "server A: 5 connections"
 else
-	fail "server A logged $n connections, expected 4"
+	fail "server A logged $n connections, expected 5"
 fi
 n=$(grep -c ' GET ' "$TMP/A.log")
-if [ "$n" -eq 45 ]; then
-	ok "server A: 45 requests"
+if [ "$n" -eq 46 ]; then
+	ok "server A: 46 requests"
 else
-	fail "server A logged $n requests, expected 45"
+	fail "server A logged $n requests, expected 46"
 fi
 
 # ---- server B: IPv6, Retry ----------------------------------------------

@@ -26,6 +26,39 @@ quiet(void *arg, const char *msg)
 	(void)msg;
 }
 
+/* CIDs for NEW_CONNECTION_ID: random, like the shard's (the pair routes
+ * by link, not by CID). */
+static int
+pair_cid_issue(void *arg, struct dpq_conn *c, struct dpq_cid *cid,
+		uint8_t token[DPQ_RESET_TOKEN_LEN])
+{
+	struct pair *p = arg;
+
+	if (p->no_cids)
+		return -ENOTSUP;
+	cid->len = 8;
+	for (int i = 0; i < 8; i++)
+		cid->bytes[i] = (uint8_t)rnd(p);
+	for (int i = 0; i < DPQ_RESET_TOKEN_LEN; i++)
+		token[i] = (uint8_t)rnd(p);
+	p->cids_made[dpq_conn_is_server(c)]++;
+	return 0;
+}
+
+static void
+pair_cid_retire(void *arg, struct dpq_conn *c, const struct dpq_cid *cid)
+{
+	struct pair *p = arg;
+
+	(void)cid;
+	p->cids_dropped[dpq_conn_is_server(c)]++;
+}
+
+static const struct dpq_cid_ops pair_cid_ops = {
+	.issue = pair_cid_issue,
+	.retire = pair_cid_retire,
+};
+
 static struct dpq_tls_ctx *
 mkctx(enum dpq_tls_role role, const char *alpn, uint16_t suite,
 		const char *const *alpns, const char *keylog)
@@ -111,6 +144,8 @@ pair_start(struct pair *p)
 	in.now = p->now;
 	in.tuple.local = p->caddr;
 	in.tuple.peer = p->saddr;
+	in.cid_ops = &pair_cid_ops;
+	in.cid_arg = p;
 	if (dpq_conn_create(&in, &p->client) != 0 ||
 	    dpq_hs_direct_attach(p->cctx, p->client) != 0)
 		abort();
@@ -207,6 +242,8 @@ make_server(struct pair *p, const uint8_t *d, size_t len,
 		in.reset_token[i] = (uint8_t)rnd(p);
 	in.now = p->now;
 	in.tuple = *t;
+	in.cid_ops = &pair_cid_ops;
+	in.cid_arg = p;
 	if (dpq_conn_create(&in, &p->server) != 0 ||
 	    dpq_hs_direct_attach(p->sctx, p->server) != 0)
 		abort();

@@ -103,6 +103,10 @@ struct pair {
 	/* Server datagrams to neither caddr nor the NAT address. */
 	uint64_t stray_dgrams, stray_bytes;
 	struct dpq_netaddr stray_last;
+	/* CIDs made for and retired by each side (struct dpq_cid_ops);
+	 * no_cids (before pair_start): give none. */
+	bool no_cids;
+	uint64_t cids_made[2], cids_dropped[2];	/* [is_server] */
 };
 
 /* Set up contexts and the client; suite 0 = any; alpn for both. */

@@ -5,7 +5,12 @@
  * limit towards an address that a spoofer used (§9.3.1, §9.3.3), the way
  * back to the last validated path, and packets from addresses that are
  * not allowed (before handshake confirmation, from an unknown server).
+ * Connection IDs (RFC 9000 §5.1): both sides issue spares once the
+ * handshake is confirmed, a client moves to a new port or address with a
+ * fresh CID each way, retired CIDs are replaced, and the RETIRE rules of
+ * §19.16 and the §5.1.2 limit hold.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +21,9 @@
 #include <cmocka.h>
 
 #include "conn_pair.h"
+#include "dataplane/engine/errors.h"
+#include "dataplane/engine/frame.h"
+#include "dataplane/quic/conn_int.h"
 
 /* ---- a download: the client asks, the server sends size bytes ------- */
 
@@ -420,6 +428,278 @@ test_client_ignores_unknown_server(void **state)
 	pair_free(&p);
 }
 
+/* ---- connection IDs ------------------------------------------------------ */
+
+static unsigned int
+peer_cids_active(const struct dpq_conn *c)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < DPQ_CONN_PEER_CIDS; i++)
+		n += c->peer_cids[i].used;
+	return n;
+}
+
+/* Once the handshake is confirmed each side gives the other three more
+ * CIDs (our active_connection_id_limit is 4), routed to it. */
+static void
+test_cids_issued(void **state)
+{
+	struct dl_pair x;
+	struct dpq_conn_stats cs, ss;
+
+	(void)state;
+	dl_start(&x, 1000, 5000, 60);
+	assert_true(pair_run(&x.p, dl_done, NULL, 5000000));
+	pair_run(&x.p, NULL, NULL, 200000);
+	assert_int_equal(x.p.cids_made[0], 3);
+	assert_int_equal(x.p.cids_made[1], 3);
+	dpq_conn_get_stats(x.p.client, &cs);
+	dpq_conn_get_stats(x.p.server, &ss);
+	assert_int_equal(cs.cids_issued, 3);
+	assert_int_equal(ss.cids_issued, 3);
+	assert_int_equal(peer_cids_active(x.p.client), 4);
+	assert_int_equal(peer_cids_active(x.p.server), 4);
+	pair_free(&x.p);
+}
+
+/* The client rebinds its socket to a new port (or a new address) in the
+ * middle of a 2 MB download and moves the connection there (RFC 9000
+ * §9.2): it uses an unused server CID, the server follows with an
+ * unused client CID (§9.5), both validate the new path, the download
+ * completes without a new handshake, and the old CIDs are retired and
+ * replaced. */
+static void
+run_client_migration(bool new_ip)
+{
+	struct dl_pair x;
+	struct dpq_conn_stats cs, ss;
+	struct dpq_cid cdcid0, sdcid0;
+	struct dpq_tuple t;
+	size_t half = 1 << 20;
+
+	dl_start(&x, 2 << 20, 5000, new_ip ? 62 : 61);
+	assert_true(pair_run(&x.p, got_at_least, &half, 20000000));
+	cdcid0 = *dpq_conn_dcid(x.p.client);
+	sdcid0 = *dpq_conn_dcid(x.p.server);
+
+	t.peer = x.p.saddr;
+	if (new_ip)
+		pair_addr4(&t.local, 198, 18, 9, 9, 40000);
+	else
+		pair_addr4(&t.local, 198, 18, 0, 1, 40999);
+	/* The old socket is gone: nothing reaches the old address. */
+	x.p.caddr = t.local;
+	assert_int_equal(dpq_conn_migrate(x.p.client, &t, x.p.now), 0);
+	assert_false(dpq_cid_eq(dpq_conn_dcid(x.p.client), &cdcid0));
+	assert_true(pair_run(&x.p, dl_done, NULL, 60000000));
+	check_done(&x);
+	/* The server's validation of the old path fails after 3 PTOs at
+	 * least 1 s each (§8.2.4); then that path and its CIDs go. */
+	pair_run(&x.p, NULL, NULL, 5000000);
+
+	dpq_conn_get_stats(x.p.client, &cs);
+	dpq_conn_get_stats(x.p.server, &ss);
+	assert_int_equal(cs.migrations, 1);
+	assert_int_equal(ss.migrations, 1);
+	assert_true(cs.paths_validated >= 1);
+	assert_true(ss.paths_validated >= 1);
+	assert_int_equal(cs.recovery_resets, new_ip ? 1 : 0);
+	assert_int_equal(ss.recovery_resets, new_ip ? 1 : 0);
+	assert_true(dpq_netaddr_eq(&dpq_conn_active_tuple(x.p.server)->peer,
+			&t.local));
+	/* The server answers on the new path with a new client CID. */
+	assert_false(dpq_cid_eq(dpq_conn_dcid(x.p.server), &sdcid0));
+	/* Each side retired the CID of the old path and got a new one. */
+	assert_true(cs.cids_retired >= 1);
+	assert_true(ss.cids_retired >= 1);
+	assert_int_equal(x.p.cids_made[0], 3 + cs.cids_retired);
+	assert_int_equal(x.p.cids_made[1], 3 + ss.cids_retired);
+	pair_free(&x.p);
+}
+
+static void
+test_client_migration_port(void **state)
+{
+	(void)state;
+	run_client_migration(false);
+}
+
+static void
+test_client_migration_address(void **state)
+{
+	(void)state;
+	run_client_migration(true);
+}
+
+/* Without spare CIDs from the server a client cannot move (§9.5). */
+static void
+test_migration_needs_a_cid(void **state)
+{
+	struct pair p;
+	struct dpq_tuple t;
+
+	(void)state;
+	pair_init(&p, 0, NULL, 5000, 0, 63);
+	p.no_cids = true;
+	pair_start(&p);
+	t.peer = p.saddr;
+	pair_addr4(&t.local, 198, 18, 0, 1, 41000);
+	/* Not before the handshake is confirmed (§9). */
+	assert_int_equal(dpq_conn_migrate(p.client, &t, p.now), -EAGAIN);
+	assert_true(pair_run(&p, confirmed, NULL, 5000000));
+	assert_int_equal(dpq_conn_migrate(p.client, &t, p.now), -EAGAIN);
+	assert_int_equal(dpq_conn_migrate(p.server, &t, p.now), -EINVAL);
+	pair_free(&p);
+}
+
+/* A 1-RTT packet from `from` to `to` carrying frames, sealed with from's
+ * keys as if it had built it. Returns dpq_conn_recv's result. */
+static int
+inject_frames(struct pair *p, struct dpq_conn *from, struct dpq_conn *to,
+		const uint8_t *frames, size_t len)
+{
+	struct dpq_seal_op op = { 0 };
+	uint8_t pkt[PAIR_MTU];
+	uint64_t pn = from->pns[DPQ_PN_SPACE_APP].next_pn++;
+	uint8_t *q;
+
+	q = dpq_pkt_write_short(pkt, pkt + sizeof(pkt), from->dcid.bytes,
+			from->dcid.len, false, from->key_phase, pn, 4);
+	assert_non_null(q);
+	memcpy(q, frames, len);
+	op.key = from->tx[DPQ_EPOCH_1RTT];
+	op.pkt = pkt;
+	op.pn = pn;
+	op.pn_len = 4;
+	op.pn_offset = (uint16_t)(q - 4 - pkt);
+	op.len = (uint16_t)(q + len - pkt);
+	assert_int_equal(dpq_crypto_seal_burst(p->crypto, &op, 1), 1);
+	from->ping_pending = true;	/* a packet above the acked one */
+	return dpq_conn_recv(to, pkt, op.len + DPQ_CRYPTO_TAG_LEN, NULL,
+			p->now);
+}
+
+static size_t
+retire_frame(uint8_t *buf, size_t cap, uint64_t seq)
+{
+	struct dpq_frame f = { .type = DPQ_FT_RETIRE_CONNECTION_ID };
+	uint8_t *q;
+
+	f.retire_cid.seq = seq;
+	q = dpq_frame_encode(buf, buf + cap, &f);
+	assert_non_null(q);
+	return (size_t)(q - buf);
+}
+
+static void
+start_confirmed(struct pair *p, uint64_t seed, bool cids)
+{
+	pair_init(p, 0, NULL, 5000, 0, seed);
+	p->no_cids = !cids;
+	pair_start(p);
+	assert_true(pair_run(p, confirmed, NULL, 5000000));
+	pair_run(p, NULL, NULL, 200000);	/* NEW_CONNECTION_IDs arrive */
+}
+
+/* RETIRE_CONNECTION_ID (§19.16): a CID not in use is retired and
+ * replaced; a sequence number never issued, or the CID the packet was
+ * sent to, closes with PROTOCOL_VIOLATION. */
+static void
+test_retire_rules(void **state)
+{
+	struct pair p;
+	uint8_t fr[32];
+	struct dpq_conn_stats ss;
+
+	(void)state;
+	start_confirmed(&p, 64, true);
+	/* The client sends to sequence 0; it retires sequence 2. */
+	assert_int_equal(inject_frames(&p, p.client, p.server, fr,
+			retire_frame(fr, sizeof(fr), 2)), 1);
+	dpq_conn_get_stats(p.server, &ss);
+	assert_int_equal(ss.cids_retired, 1);
+	assert_int_equal(p.cids_dropped[1], 1);
+	assert_int_equal(p.cids_made[1], 4);		/* replaced */
+	assert_int_equal(dpq_conn_state(p.server), DPQ_CONN_ESTABLISHED);
+	/* Retired again (a retransmission): nothing happens. */
+	assert_int_equal(inject_frames(&p, p.client, p.server, fr,
+			retire_frame(fr, sizeof(fr), 2)), 1);
+	assert_int_equal(p.cids_made[1], 4);
+	/* The CID this packet is sent to. */
+	inject_frames(&p, p.client, p.server, fr,
+			retire_frame(fr, sizeof(fr), 0));
+	assert_int_equal(dpq_conn_state(p.server), DPQ_CONN_CLOSING);
+	assert_int_equal(dpq_conn_close_info(p.server)->error_code,
+			DPQ_TE_PROTOCOL_VIOLATION);
+	pair_free(&p);
+
+	start_confirmed(&p, 65, true);
+	inject_frames(&p, p.client, p.server, fr,
+			retire_frame(fr, sizeof(fr), 5));	/* never issued */
+	assert_int_equal(dpq_conn_state(p.server), DPQ_CONN_CLOSING);
+	assert_int_equal(dpq_conn_close_info(p.server)->error_code,
+			DPQ_TE_PROTOCOL_VIOLATION);
+	pair_free(&p);
+}
+
+/* §5.1.2: Retire Prior To makes a client retire CIDs faster than it can
+ * send RETIRE_CONNECTION_ID frames: it keeps track of twice its limit
+ * (8) and closes with CONNECTION_ID_LIMIT_ERROR past that, never
+ * forgetting one silently. */
+static void
+run_retire_flood(unsigned int nframes)
+{
+	uint8_t fr[1000], tok[DPQ_RESET_TOKEN_LEN], ids[16][8];
+	struct pair p;
+	size_t n = 0;
+
+	start_confirmed(&p, 66, false);
+	for (unsigned int s = 1; s <= nframes; s++) {
+		struct dpq_frame f = { .type = DPQ_FT_NEW_CONNECTION_ID };
+		uint8_t *q;
+
+		memset(ids[s], (int)s, 8);
+		memset(tok, (int)(0x40 + s), sizeof(tok));
+		f.new_cid.seq = s;
+		f.new_cid.retire_prior_to = s;	/* retires all before */
+		f.new_cid.cid_len = 8;
+		f.new_cid.cid = ids[s];
+		f.new_cid.reset_token = tok;
+		q = dpq_frame_encode(fr + n, fr + sizeof(fr), &f);
+		assert_non_null(q);
+		n = (size_t)(q - fr);
+	}
+	inject_frames(&p, p.server, p.client, fr, n);
+	if (nframes <= 8) {
+		assert_int_equal(dpq_conn_state(p.client),
+				DPQ_CONN_ESTABLISHED);
+		assert_int_equal(p.client->n_retire_pending, nframes);
+		/* It moved to the one CID left, and the retirements go
+		 * (the server, which did not make these CIDs, is told it
+		 * issued that many). */
+		assert_int_equal(dpq_conn_dcid(p.client)->bytes[0], nframes);
+		p.server->next_local_seq = nframes + 1;
+		pair_run(&p, NULL, NULL, 200000);
+		assert_int_equal(p.client->n_retire_pending, 0);
+		assert_int_equal(dpq_conn_state(p.client),
+				DPQ_CONN_ESTABLISHED);
+	} else {
+		assert_int_equal(dpq_conn_state(p.client), DPQ_CONN_CLOSING);
+		assert_int_equal(dpq_conn_close_info(p.client)->error_code,
+				DPQ_TE_CONNECTION_ID_LIMIT_ERROR);
+	}
+	pair_free(&p);
+}
+
+static void
+test_retire_flood(void **state)
+{
+	(void)state;
+	run_retire_flood(8);
+	run_retire_flood(9);
+}
+
 int
 main(void)
 {
@@ -431,6 +711,12 @@ main(void)
 		cmocka_unit_test(test_unauthenticated_new_address),
 		cmocka_unit_test(test_no_migration_before_confirmed),
 		cmocka_unit_test(test_client_ignores_unknown_server),
+		cmocka_unit_test(test_cids_issued),
+		cmocka_unit_test(test_client_migration_port),
+		cmocka_unit_test(test_client_migration_address),
+		cmocka_unit_test(test_migration_needs_a_cid),
+		cmocka_unit_test(test_retire_rules),
+		cmocka_unit_test(test_retire_flood),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
