@@ -93,7 +93,9 @@ for i in $(seq 1 50); do
 done
 if ctl_stats "$NS" "$TMP/d.sock" "$TMP/stats.json"; then
 	S=$TMP/stats.json
-	echo "   paths: $(json_get "$S" "s['shards'][0]['paths']")"
+	for i in 0 1; do
+		echo "   shard $i: $(json_get "$S" "(s['shards'][$i]['handshakes'], s['shards'][$i]['handoff_out'], s['shards'][$i]['handoff_in'], s['shards'][$i]['paths'])")"
+	done
 	check_json "$S" "sum(x['handshakes'] for x in s['shards']) == $NCLIENTS" \
 		"$NCLIENTS handshakes for $NCLIENTS clients (no reconnect)"
 	check_json "$S" "sum(x['paths']['migrations'] for x in s['shards']) == $NMIG" \

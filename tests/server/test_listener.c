@@ -810,6 +810,50 @@ test_garbage(void **state)
 	dpq_listener_destroy(l);
 }
 
+/* The CIDs a shard issues in NEW_CONNECTION_ID (RFC 9000 §5.1.1) carry
+ * the QUIC-LB layout with that shard's id, so a packet sent to any of
+ * them after a migration is routed (or handed over) to the owning
+ * shard; each has the stateless reset token derived from it (§10.3.2).
+ * The unroutable configuration issues none (draft: "Configuration
+ * Failover"). */
+static void
+test_new_cid(void **state)
+{
+	struct dpq_listener_cfg cfg;
+	struct dpq_listener *l;
+	struct dpq_cid c[8];
+	uint8_t tok[DPQ_RESET_TOKEN_LEN], want[DPQ_RESET_TOKEN_LEN];
+	unsigned int i, j;
+
+	(void)state;
+	base_cfg(&cfg);
+	l = mk(&cfg);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(dpq_listener_new_cid(l, &c[i], tok), 0);
+		assert_int_equal(c[i].len, cfg.cid.len);
+		assert_int_equal(dpq_cid_check(&cfg.cid, c[i].bytes,
+				c[i].len), 0);
+		assert_int_equal(dpq_cid_shard(&cfg.cid, c[i].bytes,
+				c[i].len), 3);
+		assert_int_equal(c[i].bytes[1], 0x5a);	/* server id */
+		assert_int_equal(dpq_sreset_token(cfg.sreset_key, 32,
+				c[i].bytes, c[i].len, want), 0);
+		assert_memory_equal(tok, want, sizeof(tok));
+		for (j = 0; j < i; j++)
+			assert_false(dpq_cid_eq(&c[i], &c[j]));
+	}
+	assert_int_equal(dpq_listener_new_cid(l, NULL, tok), -EINVAL);
+	dpq_listener_destroy(l);
+
+	base_cfg(&cfg);
+	cfg.cid.config_rotation = DPQ_CID_CR_UNROUTABLE;
+	cfg.cid.server_id_len = 0;
+	cfg.cid.encode_len = true;
+	l = mk(&cfg);
+	assert_int_equal(dpq_listener_new_cid(l, &c[0], tok), -ENOTSUP);
+	dpq_listener_destroy(l);
+}
+
 int
 main(void)
 {
@@ -826,6 +870,7 @@ main(void)
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_no_token_key),
 		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_new_cid),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
