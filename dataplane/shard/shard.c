@@ -1101,12 +1101,18 @@ run_ready(struct dpq_shard *s, uint64_t now)
 		if (sl->c == NULL || sl->gen != t.gen[i])
 			continue;	/* freed */
 		dpq_conn_tx_done(sl->c, now);
-		/* Quiet for park_after: its memory shrinks (dpq_conn_park
-		 * refuses while anything is pending). */
+		/* Quiet for park_after: its memory shrinks. dpq_conn_park
+		 * refuses while anything is pending (a handshake not yet
+		 * confirmed, data in flight...): then try again only after
+		 * another park_after, never at every tick. */
 		if (s->park_after != UINT64_MAX && !ready_linked(sl) &&
 		    now - sl->last_active >= s->park_after &&
-		    !dpq_conn_parked(sl->c) && dpq_conn_park(sl->c) == 0)
-			s->stats.conns_parked++;
+		    !dpq_conn_parked(sl->c)) {
+			if (dpq_conn_park(sl->c) == 0)
+				s->stats.conns_parked++;
+			else
+				sl->last_active = now;
+		}
 		timer_rearm(s, sl, now);
 	}
 	return work;

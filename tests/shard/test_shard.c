@@ -470,6 +470,44 @@ test_ready_budget(void **state)
 	free(n);
 }
 
+/* Drop the server's 1-RTT packets (short headers). */
+static bool
+no_short_headers(void *arg, const struct rte_mbuf *m)
+{
+	(void)arg;
+	return (rte_pktmbuf_mtod(m, const uint8_t *)[0] & 0x80) != 0;
+}
+
+/* A connection that cannot park (its handshake is never confirmed: the
+ * server's HANDSHAKE_DONE never arrives) is retried once per park_after,
+ * not at every tick of the wheel. */
+static void
+test_unparkable_no_spin(void **state)
+{
+	struct net *n = malloc(sizeof(*n));
+	struct dpq_shard_stats s0, s1;
+	struct dpq_conn *c;
+
+	(void)state;
+	net_init(n, 30000);
+	memdrv_set_filter(n->sd, no_short_headers, NULL);
+	assert_int_equal(dpq_shard_connect(n->cli, &n->saddr, &c), 0);
+	want_conns = 1;
+	assert_true(run(n, all_established, 2000000) || n->ncconn == 1);
+	assert_false(dpq_conn_handshake_confirmed(n->cconn[0]));
+	s0 = stats(n->cli);
+	/* Ten seconds of polls every 100 us. */
+	for (int i = 0; i < 100000; i++) {
+		n->now += 100;
+		poll_both(n);
+	}
+	s1 = stats(n->cli);
+	assert_false(dpq_conn_parked(n->cconn[0]));
+	assert_true(s1.conns_touched - s0.conns_touched < 100);
+	net_free(n);
+	free(n);
+}
+
 /* A connection whose peer vanished: its PTO timers fire, it gives up at
  * the idle timeout and is freed; the shard then has no timer left. */
 static void
@@ -608,6 +646,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_idle_untouched),
 		cmocka_unit_test(test_ready_budget),
 		cmocka_unit_test(test_peer_gone),
+		cmocka_unit_test(test_unparkable_no_spin),
 		cmocka_unit_test(test_halfopen_table),
 	};
 
