@@ -329,6 +329,8 @@ test_rebuilds_fin(void **state)
 	assert_int_equal(cs.fec_recovered, 1);
 	assert_true(x.seen_rebuilt);
 	assert_true(x.rebuilt_frames & (1u << DPQ_TRACE_F_STREAM));
+	/* The FIN came only in the rebuilt packet: the server sent none
+	 * again (no loss declared) and the download ended byte-exact. */
 	/* Nothing retransmitted, yet the server's CC saw one loss. */
 	assert_int_equal(ss.pkts_lost, 0);
 	assert_int_equal(ss.fec_peer_recovered, 1);
@@ -374,9 +376,13 @@ test_rebuilds_ack_only(void **state)
 			(unsigned long long)cs.fec_groups);
 	assert_true(x.dropped);
 	assert_int_equal(ss.fec_recovered, 1);
-	/* The rebuilt packet's ACK frame was processed by the server. */
+	/* The rebuilt packet's ACK frame went through the server's frame
+	 * handlers, and the packet counts as received (acknowledged in
+	 * the server's ACK ranges, a copy would be a duplicate). */
 	assert_true(x.seen_rebuilt);
 	assert_int_equal(x.rebuilt_frames, 1u << DPQ_TRACE_F_ACK);
+	assert_true(dpq_ackr_is_duplicate(p.server->pns[DPQ_PN_SPACE_APP].ackr,
+			x.dropped_pn));
 	assert_int_equal(cs.fec_peer_recovered, 0);	/* not in flight */
 	pair_free(&p);
 }
