@@ -202,7 +202,10 @@ add_idle(unsigned int k)
 						"event in %.1f ms (server), "
 						"%.1f ms (client); parked %lu, "
 						"%lu; datagrams dropped %lu; "
-						"confirmed %lu, %lu)\n",
+						"confirmed %lu, %lu; client "
+						"closed %lu (idle %lu, by peer "
+						"%lu, error %lu); server "
+						"refused %lu, no conn %lu)\n",
 						established, b,
 						(double)(dpq_shard_next_event(
 						srv) - now) / 1e3,
@@ -212,7 +215,13 @@ add_idle(unsigned int k)
 						(unsigned long)cs.conns_parked,
 						dropped(),
 						(unsigned long)ss.handshakes_done,
-						(unsigned long)cs.handshakes_done);
+						(unsigned long)cs.handshakes_done,
+						(unsigned long)cs.conns_closed,
+						(unsigned long)cs.closed_idle,
+						(unsigned long)cs.closed_by_peer,
+						(unsigned long)cs.closed_error,
+						(unsigned long)ss.conns_refused,
+						(unsigned long)ss.no_conn);
 				return -1;
 			}
 		}

@@ -69,7 +69,7 @@ if [ -n "$NGCLIENT" ] && [ -x "$NGCLIENT" ]; then
 			rc=$?
 			if [ $rc -ne 0 ]; then
 				fail "$n exit $rc"
-				tail -5 "$TMP/$n.out" "$TMP/$n.err"
+				tail -n 5 "$TMP/$n.out" "$TMP/$n.err"
 			else
 				check_sha "$n" /f1k /f1m >/dev/null
 			fi
@@ -95,7 +95,7 @@ else
 			rc=$?
 			if [ $rc -ne 0 ]; then
 				fail "$n exit $rc"
-				tail -5 "$TMP/$n.out" "$TMP/$n.err"
+				tail -n 5 "$TMP/$n.out" "$TMP/$n.err"
 			else
 				check_sha "$n" /f1k /f1m >/dev/null
 			fi
