@@ -35,6 +35,7 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_malloc.h>
+#include <rte_mempool.h>
 
 #include "dataplane/server/listener.h"
 #include "dataplane/shard/shard.h"
@@ -209,7 +210,8 @@ add_idle(unsigned int k)
 						"closed %lu (idle %lu, by peer "
 						"%lu, error %lu, handshake "
 						"deadline %lu); server "
-						"refused %lu, no conn %lu)\n",
+						"refused %lu, no conn %lu; "
+						"mbufs free %u of %u)\n",
 						established, b,
 						(double)(dpq_shard_next_event(
 						srv) - now) / 1e3,
@@ -227,7 +229,9 @@ add_idle(unsigned int k)
 						(unsigned long)
 						cs.closed_handshake_timeout,
 						(unsigned long)ss.conns_refused,
-						(unsigned long)ss.no_conn);
+						(unsigned long)ss.no_conn,
+						rte_mempool_avail_count(pool),
+						pool->size);
 				return -1;
 			}
 		}
