@@ -379,7 +379,8 @@ deliver(struct pair *p, struct pair_link *l, bool to_server)
 		if (to_server) {
 			server_recv(p, g->data, g->len, &g->src, &g->dst,
 					g->ecn);
-		} else if (dpq_netaddr_eq(&g->dst, &p->caddr) ||
+		} else if ((dpq_netaddr_eq(&g->dst, &p->caddr) &&
+			    !p->nat_only) ||
 			   (p->nat_on && dpq_netaddr_eq(&g->dst, &p->nat))) {
 			/* Through the NAT, or straight to the client. */
 			struct dpq_rx_info ri = { .tuple = {

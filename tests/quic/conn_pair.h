@@ -99,6 +99,8 @@ struct pair {
 	/* Addresses (pair_init: 198.18.0.1:40000 and 198.18.0.2:4433). */
 	struct dpq_netaddr caddr, saddr;
 	bool nat_on;
+	bool nat_only;		/* the client's own address is gone:
+				 * s2c datagrams to it are lost */
 	struct dpq_netaddr nat;
 	/* Server datagrams to neither caddr nor the NAT address. */
 	uint64_t stray_dgrams, stray_bytes;

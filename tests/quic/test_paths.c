@@ -178,7 +178,7 @@ check_done(struct dl_pair *x)
  * RFC 9000 §9.4: a port-only change keeps RTT and congestion state, an
  * address change resets them once validated. */
 static void
-run_rebinding(bool new_ip)
+run_rebinding_ex(bool new_ip, bool old_dead)
 {
 	struct dl_pair x;
 	struct dpq_conn_stats st;
@@ -192,6 +192,7 @@ run_rebinding(bool new_ip)
 	assert_int_equal(st.migrations, 0);
 
 	x.p.nat_on = true;
+	x.p.nat_only = old_dead;
 	if (new_ip)
 		pair_addr4(&x.p.nat, 198, 18, 7, 9, 40000);
 	else
@@ -210,6 +211,22 @@ run_rebinding(bool new_ip)
 			&x.p.nat));
 	assert_int_equal(x.p.stray_dgrams, 0);
 	pair_free(&x.p);
+}
+
+static void
+run_rebinding(bool new_ip)
+{
+	run_rebinding_ex(new_ip, false);
+}
+
+/* As above, but the old address is gone at once (a real NAT forgets its
+ * old mapping): nothing the server sends there arrives. */
+static void
+test_nat_rebinding_old_dead(void **state)
+{
+	(void)state;
+	run_rebinding_ex(false, true);
+	run_rebinding_ex(true, true);
 }
 
 static void
@@ -706,6 +723,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nat_rebinding_port),
 		cmocka_unit_test(test_nat_rebinding_address),
+		cmocka_unit_test(test_nat_rebinding_old_dead),
 		cmocka_unit_test(test_spoofed_copies),
 		cmocka_unit_test(test_failed_validation_reverts),
 		cmocka_unit_test(test_unauthenticated_new_address),
