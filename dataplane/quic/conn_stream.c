@@ -366,8 +366,16 @@ dpq_conn_stream_read(struct dpq_conn *c, uint64_t id, void *buf, size_t len,
 		dpq_stream_consume(&qs->s, &c->rx_fc, n, c->now,
 				dpq_conn_tune_rtt(c));
 	}
-	/* Credit may now be due (MAX_STREAM_DATA). */
-	dpq_conn_stream_schedule(c, qs);
+	/* Credit may now be due (MAX_STREAM_DATA). Only then: a stream
+	 * scheduled for nothing made the builder send a packet with just
+	 * the ACK it carries along, one per packet read, instead of one
+	 * ACK per two packets (RFC 9000 §13.2.2). */
+	{
+		uint64_t v;
+
+		if (dpq_stream_max_data_due(&qs->s, &v))
+			dpq_conn_stream_schedule(c, qs);
+	}
 	maybe_close(c, qs);
 	return (ssize_t)done;
 }
