@@ -16,6 +16,10 @@
  * driver answers), DPDK replies to the address it saw, and the kernel's
  * neighbour entry for the DPDK address must exist with the port's MAC. No
  * static neighbour entries anywhere. Every wait is bounded (WAIT_MS).
+ * The IP ECN bits cross both ways (RFC 9000 §13.4): what DPDK sends with
+ * ECT(0) or ECT(1) the kernel socket reads through IP_RECVTOS /
+ * IPV6_RECVTCLASS, and what the kernel sends with CE (IP_TOS /
+ * IPV6_TCLASS) the driver reports in the packet's meta.
  *
  * Addresses: 198.18.0.0/24, 198.18.1.0/24 and 2001:db8:d0::/64 only (RFC
  * 2544 benchmarking and RFC 3849 documentation ranges), inside the netns.
@@ -77,7 +81,8 @@ deadline(unsigned int ms)
 }
 
 static int
-dpdk_send(struct dpq_driver *d, const struct dpq_addr *to, const char *s)
+dpdk_send(struct dpq_driver *d, const struct dpq_addr *to, const char *s,
+		uint8_t ecn)
 {
 	struct rte_mbuf *m;
 	char *p;
@@ -85,6 +90,7 @@ dpdk_send(struct dpq_driver *d, const struct dpq_addr *to, const char *s)
 	if (dpq_driver_alloc_bulk(d, 0, &m, 1) != 0)
 		return -1;
 	dpq_pkt_meta(m)->peer = *to;
+	dpq_pkt_meta(m)->ecn = ecn;
 	p = rte_pktmbuf_append(m, (uint16_t)strlen(s));
 	if (p == NULL) {
 		rte_pktmbuf_free(m);
@@ -94,11 +100,32 @@ dpdk_send(struct dpq_driver *d, const struct dpq_addr *to, const char *s)
 	return dpq_driver_tx_burst(d, 0, &m, 1) == 1 ? 0 : -1;
 }
 
+/* The ECN bits of a received datagram's TOS / TCLASS control message;
+ * -1 if there is none. */
+static int
+cmsg_ecn(struct msghdr *mh)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+			return *(const uint8_t *)CMSG_DATA(c) & 0x3;
+		if (c->cmsg_level == IPPROTO_IPV6 &&
+		    c->cmsg_type == IPV6_TCLASS) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			return v & 0x3;
+		}
+	}
+	return -1;
+}
+
 /* Poll the driver (answering ARP/ND) and the socket until the socket has a
- * datagram; returns its length or -1. */
+ * datagram; returns its length or -1, and its ECN bits in *ecn. */
 static ssize_t
 kern_recv(struct dpq_driver *d, int fd, char *buf, size_t cap,
-		struct sockaddr_storage *from)
+		struct sockaddr_storage *from, int *ecn)
 {
 	uint64_t end = deadline(WAIT_MS);
 
@@ -113,10 +140,22 @@ kern_recv(struct dpq_driver *d, int fd, char *buf, size_t cap,
 			fprintf(stderr, "unexpected datagram at DPDK\n");
 			return -1;
 		}
-		r = recvfrom(fd, buf, cap, MSG_DONTWAIT, (struct sockaddr *)from,
-				&fl);
-		if (r >= 0)
+		struct iovec iov = { .iov_base = buf, .iov_len = cap };
+		union {
+			char b[CMSG_SPACE(sizeof(int)) * 2];
+			struct cmsghdr align;
+		} ctl;
+		struct msghdr mh = {
+			.msg_name = from, .msg_namelen = fl,
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctl.b, .msg_controllen = sizeof(ctl.b),
+		};
+
+		r = recvmsg(fd, &mh, MSG_DONTWAIT);
+		if (r >= 0) {
+			*ecn = cmsg_ecn(&mh);
 			return r;
+		}
 		usleep(100);
 	}
 	return -1;
@@ -199,7 +238,7 @@ run_case(const struct kcase *k)
 	uint8_t mac[6];
 	char buf[2048], astr[64];
 	ssize_t r;
-	int fd, i;
+	int fd, i, one = 1, ecn = -1, ce = 3;
 	socklen_t kslen;
 
 	memset(&c, 0, sizeof(c));
@@ -253,12 +292,16 @@ run_case(const struct kcase *k)
 			i++)
 		usleep(20000);	/* address still tentative */
 	CHECK(i < 50, "bind %s: %s", k->kern_ip, strerror(errno));
+	CHECK(setsockopt(fd, k->family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6,
+			k->family == AF_INET ? IP_RECVTOS : IPV6_RECVTCLASS,
+			&one, sizeof(one)) == 0, "RECVTOS: %s", strerror(errno));
 
 	/* 1. DPDK -> kernel: the driver resolves the kernel's MAC */
-	CHECK(dpdk_send(d, &kaddr, "dpdk to kernel") == 0, "dpdk send");
-	r = kern_recv(d, fd, buf, sizeof(buf), &from);
+	CHECK(dpdk_send(d, &kaddr, "dpdk to kernel", 2) == 0, "dpdk send");
+	r = kern_recv(d, fd, buf, sizeof(buf), &from, &ecn);
 	CHECK(r == 14 && memcmp(buf, "dpdk to kernel", 14) == 0,
 			"kernel did not receive (r=%zd)", r);
+	CHECK(ecn == 2, "kernel read ECN %d, DPDK sent ECT(0)", ecn);
 	if (k->family == AF_INET)
 		CHECK(memcmp(&((struct sockaddr_in *)&from)->sin_addr,
 				daddr.v4, 4) == 0 &&
@@ -293,6 +336,11 @@ run_case(const struct kcase *k)
 			memcpy(&s6->sin6_addr, daddr.v6, 16);
 			s6->sin6_port = htons(DPORT);
 		}
+		/* sent with CE: the driver must report it */
+		CHECK(setsockopt(fd, k->family == AF_INET ? IPPROTO_IP :
+				IPPROTO_IPV6, k->family == AF_INET ? IP_TOS :
+				IPV6_TCLASS, &ce, sizeof(ce)) == 0,
+				"IP_TOS: %s", strerror(errno));
 		CHECK(sendto(fd, "kernel to dpdk", 14, 0,
 				(struct sockaddr *)&to, kslen) == 14,
 				"sendto: %s", strerror(errno));
@@ -308,14 +356,17 @@ run_case(const struct kcase *k)
 			"peer %s", dpq_addr_format(&dpq_pkt_meta(m)->peer,
 			astr, sizeof(astr)));
 	CHECK(dpq_addr_equal(&dpq_pkt_meta(m)->local, &daddr), "local");
+	CHECK(dpq_pkt_meta(m)->ecn == 3, "driver read ECN %u, kernel sent CE",
+			dpq_pkt_meta(m)->ecn);
 	kaddr = dpq_pkt_meta(m)->peer;
 	dpq_driver_free_bulk(d, &m, 1);
 
 	/* 3. DPDK answers the address it saw */
-	CHECK(dpdk_send(d, &kaddr, "reply from dpdk, longer") == 0, "send");
-	r = kern_recv(d, fd, buf, sizeof(buf), &from);
+	CHECK(dpdk_send(d, &kaddr, "reply from dpdk, longer", 1) == 0, "send");
+	r = kern_recv(d, fd, buf, sizeof(buf), &from, &ecn);
 	CHECK(r == 23 && memcmp(buf, "reply from dpdk, longer", 23) == 0,
 			"kernel did not receive the reply (r=%zd)", r);
+	CHECK(ecn == 1, "kernel read ECN %d, DPDK sent ECT(1)", ecn);
 
 	/* 4. the kernel learned the DPDK address by itself */
 	CHECK(kernel_has_neigh(k, mac), "no kernel neighbour entry for %s",
