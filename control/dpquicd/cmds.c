@@ -363,14 +363,34 @@ cmd_close(struct dpq_ctl_req *req, void *arg_)
 	return 0;
 }
 
+struct cmd_entry {
+	const char *name;
+	int (*fn)(struct dpq_ctl_req *, void *);
+	const char *help;
+};
+
+/* Every command through here: who asked what on dpquic.ctl (DEBUG), and
+ * a refusal at INFO with the reason the client got. */
+static int
+cmd_logged(struct dpq_ctl_req *req, void *arg_)
+{
+	const struct cmd_entry *e = arg_;
+	int rc;
+
+	rte_log(RTE_LOG_DEBUG, dpqd_logtype_ctl, "ctl: pid %d uid %u: %s\n",
+		(int)req->pid, (unsigned int)req->uid, e->name);
+	rc = e->fn(req, &dpqd);
+	if (rc < 0)
+		rte_log(RTE_LOG_INFO, dpqd_logtype_ctl, "ctl: pid %d: %s "
+			"refused: %s\n", (int)req->pid, e->name,
+			req->err[0] ? req->err : strerror(-rc));
+	return rc;
+}
+
 int
 dpqd_cmds_register(struct dpqd *d)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(struct dpq_ctl_req *, void *);
-		const char *help;
-	} cmds[] = {
+	static const struct cmd_entry cmds[] = {
 		{ "status", cmd_status, "version, state, address, shards, "
 		  "connections" },
 		{ "stats", cmd_stats, "per shard: connections, packets, bytes, "
@@ -398,8 +418,8 @@ dpqd_cmds_register(struct dpqd *d)
 	int rc;
 
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		rc = dpq_ctl_register(d->ctl, cmds[i].name, cmds[i].fn, d,
-				cmds[i].help);
+		rc = dpq_ctl_register(d->ctl, cmds[i].name, cmd_logged,
+				(void *)&cmds[i], cmds[i].help);
 		if (rc != 0)
 			return rc;
 	}

@@ -136,6 +136,7 @@ extern volatile sig_atomic_t dpqd_hup;	/* SIGHUP */
 
 /* log.c: dpquic.daemon log type; DLOG(INFO, "fmt\n", ...) */
 extern int dpqd_logtype;
+extern int dpqd_logtype_ctl;	/* dpquic.ctl: control socket commands */
 #define DLOG(level, ...) \
 	rte_log(RTE_LOG_ ## level, dpqd_logtype, "dpquicd: " __VA_ARGS__)
 /* Timestamped lines on stderr for every rte_log message. */

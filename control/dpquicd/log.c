@@ -16,6 +16,7 @@
 #include "control/dpquicd/dpquicd.h"
 
 RTE_LOG_REGISTER(dpqd_logtype, dpquic.daemon, INFO);
+RTE_LOG_REGISTER(dpqd_logtype_ctl, dpquic.ctl, INFO);
 
 static bool timestamps = true;
 static bool at_line_start = true;

@@ -10,6 +10,7 @@
  * allocates per handshake.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
@@ -319,6 +321,10 @@ shard_flush(struct mgmt_shard *sh)
 	return n;
 }
 
+/* dpquic.mgmt: one DEBUG line per handshake outcome (per connection, so
+ * off by default: log.levels = ["dpquic.mgmt:debug"]). */
+RTE_LOG_REGISTER(dpq_logtype_mgmt, dpquic.mgmt, NOTICE);
+
 /* End a handshake that failed: drop its queued replies, tell the shard. */
 static void
 entry_fail(struct dpq_mgmt *m, struct hs_entry *e, uint64_t code)
@@ -326,6 +332,12 @@ entry_fail(struct dpq_mgmt *m, struct hs_entry *e, uint64_t code)
 	struct mgmt_shard *sh = e->sh;
 
 	dpq_hs_backlog_purge(&sh->bl, e->handle, 0, NULL);
+	rte_log(RTE_LOG_DEBUG, dpq_logtype_mgmt, "conn %" PRIx64 ": handshake "
+		"failed: %s (0x%" PRIx64 ")%s\n", e->handle,
+		code >= 0x100 && code <= 0x1ff ? "TLS alert" :
+		dpq_transport_error_str(code ? code : DPQ_TE_INTERNAL_ERROR),
+		code ? code : (uint64_t)DPQ_TE_INTERNAL_ERROR,
+		code == 0x178 ? " (no common ALPN)" : "");
 	post_failed(sh, e->handle, code ? code : DPQ_TE_INTERNAL_ERROR);
 	DPQ_HS_STAT_ADD(sh->hs_failed, 1);
 	entry_free(m, e);
@@ -469,6 +481,8 @@ entry_progress(struct dpq_mgmt *m, struct hs_entry *e, int rc)
 	}
 	e->complete_sent = true;
 	DPQ_HS_STAT_ADD(e->sh->hs_ok, 1);
+	rte_log(RTE_LOG_DEBUG, dpq_logtype_mgmt, "conn %" PRIx64 ": TLS "
+		"handshake complete, ALPN %s\n", e->handle, alpn);
 	/* A QUIC client sends no TLS message after its Finished (no
 	 * KeyUpdate in QUIC, RFC 9001 §6): a server needs no TLS state
 	 * past completion. */

@@ -17,6 +17,7 @@
  * nothing per poll: no list of live connections is walked. Shard only.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@
 #include "dataplane/server/listener.h"
 #include "dataplane/shard/msg.h"
 #include "dataplane/shard/shard.h"
+#include "dataplane/shard/shard_log.h"
 
 /* Our active CIDs (RFC 9000 §5.1.1, at most DPQ_CONN_LOCAL_CIDS) and,
  * during a server's handshake, the client's first DCID. */
@@ -71,6 +73,7 @@ struct conn_slot {
 
 struct dpq_shard {
 	struct dpq_shard_conf conf;
+	struct dpq_shard_warn warn;	/* peer warnings, rate-limited */
 	/* What the connections allocate, charged to one budget. */
 	struct dpq_membudget budget;
 	struct dpq_mem state_mem, buf_mem;
@@ -290,8 +293,45 @@ dpq_shard_create(const struct dpq_shard_conf *conf, struct dpq_shard **out)
 	/* Tick 0: the first poll's now, whatever its time base (the TSC, or
 	 * a test's virtual time), lies ahead of it. */
 	dpq_wheel_init(&s->wheel, 0, WHEEL_TICK_SHIFT);
+	rte_log(RTE_LOG_INFO, dpq_logtype_shard, "shard %u: queue %u, %u "
+		"connection slots, memory budget %" PRIu64 " MiB\n",
+		s->conf.shard_id, s->conf.queue, max,
+		(uint64_t)s->budget.limit >> 20);
 	*out = s;
 	return 0;
+}
+
+/* A connection event at DEBUG on dpquic.conn (shard_log.h); nothing is
+ * formatted unless that level is on. */
+static void
+log_conn(struct dpq_shard *s, const struct dpq_conn *c,
+		enum dpq_shard_conn_event ev)
+{
+	struct dpq_addr peer;
+	char a[64];
+
+	if (!rte_log_can_log(dpq_logtype_conn, RTE_LOG_DEBUG))
+		return;
+	dpq_shard_conn_peer(s, c, &peer);
+	dpq_shard_log_conn(s->conf.shard_id, dpq_shard_conn_handle(s, c),
+			dpq_addr_format(&peer, a, sizeof(a)), c, ev);
+}
+
+/* We closed c on the peer's protocol error: a rate-limited warning. */
+static void
+log_peer_error(struct dpq_shard *s, const struct dpq_conn *c)
+{
+	uint64_t code = dpq_conn_close_info(c)->error_code;
+	struct dpq_addr peer;
+	char a[64];
+
+	if (code == DPQ_TE_NO_ERROR || code == DPQ_TE_INTERNAL_ERROR ||
+	    !rte_log_can_log(dpq_logtype_peer, RTE_LOG_WARNING))
+		return;
+	dpq_shard_conn_peer(s, c, &peer);
+	dpq_shard_log_peer_error(&s->warn, s->conf.shard_id,
+			dpq_addr_format(&peer, a, sizeof(a)),
+			dpq_conn_close_info(c), s->now);
 }
 
 /* Count why a connection ended. */
@@ -300,6 +340,8 @@ count_close(struct dpq_shard *s, const struct dpq_conn *c)
 {
 	const struct dpq_conn_close_info *ci = dpq_conn_close_info(c);
 	struct dpq_conn_stats cs;
+
+	log_conn(s, c, DPQ_SHARD_EV_CLOSE);
 
 	dpq_conn_get_stats(c, &cs);
 	/* Paths and CIDs over the connection's life (RFC 9000 §9, §5.1). */
@@ -322,6 +364,7 @@ count_close(struct dpq_shard *s, const struct dpq_conn *c)
 		s->stats.closed_app++;
 	else if (dpq_conn_state(c) >= DPQ_CONN_CLOSING) {
 		s->stats.closed_error++;
+		log_peer_error(s, c);
 		if (ci->error_code < 17)
 			s->stats.closed_error_code[ci->error_code]++;
 		else if (ci->error_code >= 0x100 && ci->error_code <= 0x1ff)
@@ -906,6 +949,7 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 			s->stats.conns_created++;
 			halfopen_track(s, ho, c, verdict, victim,
 					&ri.tuple.peer);
+			log_conn(s, c, DPQ_SHARD_EV_OPEN);
 		}
 		break;
 	default:
@@ -1036,6 +1080,7 @@ conn_touch(struct dpq_shard *s, uint32_t idx, uint64_t now)
 		}
 		s->stats.handshakes_done++;
 		s->stats.handshake_us_sum += cs.handshake_us;
+		log_conn(s, sl->c, DPQ_SHARD_EV_HANDSHAKE);
 	}
 	if (dpq_conn_state(sl->c) != DPQ_CONN_CLOSED)
 		n = conn_transmit(s, idx, now, &more);

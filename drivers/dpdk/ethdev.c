@@ -26,8 +26,11 @@
 
 #include "drivers/dpdk/dpdk_priv.h"
 
+/* dpquic.driver: the port's set-up and failures (rte_log). */
+RTE_LOG_REGISTER(dpq_logtype_driver, dpquic.driver, INFO);
 #define LOG(level, fmt, ...) \
-	RTE_LOG(level, USER1, "dpq_dpdk: " fmt "\n", ##__VA_ARGS__)
+	rte_log(RTE_LOG_ ## level, dpq_logtype_driver, "dpq_dpdk: " fmt "\n", \
+		##__VA_ARGS__)
 
 static const struct dpq_driver_ops dpdk_ops;
 

@@ -72,7 +72,7 @@
 /* iovecs of one transmit chunk (GSO messages use one per datagram). */
 #define DPQ_UDP_TX_IOV (DPQ_UDP_BURST_MAX * DPQ_UDP_TX_MAX_SEGS)
 
-RTE_LOG_REGISTER(dpq_udp_logtype, dpq.driver.udp, NOTICE);
+RTE_LOG_REGISTER(dpq_udp_logtype, dpquic.driver.udp, NOTICE);
 #define UDP_LOG(level, ...) \
 	rte_log(RTE_LOG_ ## level, dpq_udp_logtype, "dpq_udp: " __VA_ARGS__)
 

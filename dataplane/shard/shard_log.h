@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shard's log lines (rte_log), one type per audience:
+ *   dpquic.shard  the shard itself (start, stop)
+ *   dpquic.conn   one line per connection event at DEBUG: opened,
+ *                 handshake done, closed and why (off by default:
+ *                 `log.levels = ["dpquic.conn:debug"]`)
+ *   dpquic.peer   WARNING when a peer breaks the protocol and we close
+ *                 its connection with a transport error; at most
+ *                 DPQ_SHARD_WARN_PER_S per second per shard, the rest
+ *                 counted and reported with the next line that passes
+ * Called once per event, never per packet; a disabled level costs one
+ * compare (rte_log_can_log) and no formatting.
+ */
+#ifndef DPQ_SHARD_LOG_H
+#define DPQ_SHARD_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane/quic/conn.h"
+
+#define DPQ_SHARD_WARN_PER_S	10
+
+extern int dpq_logtype_shard;
+extern int dpq_logtype_conn;
+extern int dpq_logtype_peer;
+
+/* The rate limiter of one shard's peer warnings. */
+struct dpq_shard_warn {
+	uint64_t window_us;	/* start of the current second */
+	uint32_t in_window;	/* warnings printed in it */
+	uint64_t suppressed;	/* not printed since the last one */
+};
+
+enum dpq_shard_conn_event {
+	DPQ_SHARD_EV_OPEN,
+	DPQ_SHARD_EV_HANDSHAKE,
+	DPQ_SHARD_EV_CLOSE,
+};
+
+/* A connection event of shard `shard`; peer: its address as text. */
+void dpq_shard_log_conn(unsigned int shard, uint64_t handle,
+		const char *peer, const struct dpq_conn *c,
+		enum dpq_shard_conn_event ev);
+/* The peer broke the protocol: we close its connection with ci's
+ * transport error. Returns true when the line was printed (false:
+ * counted as suppressed, or the level is off). */
+bool dpq_shard_log_peer_error(struct dpq_shard_warn *w, unsigned int shard,
+		const char *peer, const struct dpq_conn_close_info *ci,
+		uint64_t now_us);
+
+#endif /* DPQ_SHARD_LOG_H */

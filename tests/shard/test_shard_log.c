@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shard's peer warnings (dataplane/shard/shard_log.c): at most
+ * DPQ_SHARD_WARN_PER_S lines a second, the rest counted and reported by
+ * the next line that passes; nothing at all when dpquic.peer is off.
+ * rte_log works without EAL: the lines go to a memory stream here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rte_log.h>
+
+#include "dataplane/engine/errors.h"
+#include "dataplane/shard/shard_log.h"
+
+static char *buf;
+static size_t buflen;
+static FILE *mem;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	mem = open_memstream(&buf, &buflen);
+	assert_non_null(mem);
+	assert_int_equal(rte_openlog_stream(mem), 0);
+	rte_log_set_level(dpq_logtype_peer, RTE_LOG_WARNING);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rte_openlog_stream(NULL);
+	fclose(mem);
+	free(buf);
+	return 0;
+}
+
+static unsigned int
+count(const char *needle)
+{
+	const char *p = buf;
+	unsigned int n = 0;
+
+	fflush(mem);
+	while ((p = strstr(p, needle)) != NULL) {
+		n++;
+		p += strlen(needle);
+	}
+	return n;
+}
+
+static void
+rate_limited(void **state)
+{
+	struct dpq_shard_warn w = { 0 };
+	struct dpq_conn_close_info ci = { 0 };
+	uint64_t t0 = 5000000;
+	unsigned int i, shown = 0;
+
+	(void)state;
+	ci.error_code = DPQ_TE_FLOW_CONTROL_ERROR;
+	snprintf(ci.reason, sizeof(ci.reason), "stream 4 over its limit");
+	/* 25 violations within half a second: 10 lines, 15 counted */
+	for (i = 0; i < 25; i++)
+		shown += dpq_shard_log_peer_error(&w, 3, "198.18.0.1:5000",
+				&ci, t0 + i * 20000);
+	assert_int_equal(shown, DPQ_SHARD_WARN_PER_S);
+	assert_int_equal(count("peer 198.18.0.1:5000 (shard 3): "
+		"FLOW_CONTROL_ERROR (0x3) \"stream 4 over its limit\": its "
+		"connection is closed\n"), DPQ_SHARD_WARN_PER_S);
+	assert_int_equal(w.suppressed, 15);
+	/* the next second: printed, with what was left out */
+	assert_true(dpq_shard_log_peer_error(&w, 3, "198.18.0.1:5001", &ci,
+			t0 + 1200000));
+	assert_int_equal(count("(15 more like it not shown)"), 1);
+	assert_int_equal(w.suppressed, 0);
+	/* a TLS alert is named as such */
+	ci.error_code = 0x178;
+	ci.reason[0] = '\0';
+	assert_true(dpq_shard_log_peer_error(&w, 0, "[2001:db8::1]:443", &ci,
+			t0 + 1300000));
+	assert_int_equal(count("CRYPTO_ERROR (TLS alert 120): its "), 1);
+}
+
+static void
+level_off(void **state)
+{
+	struct dpq_shard_warn w = { 0 };
+	struct dpq_conn_close_info ci = { .error_code = 0xa };
+
+	(void)state;
+	rte_log_set_level(dpq_logtype_peer, RTE_LOG_ERR);
+	assert_false(dpq_shard_log_peer_error(&w, 0, "198.18.0.1:1", &ci, 1));
+	assert_int_equal(count("peer "), 0);
+	assert_int_equal(w.suppressed, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(rate_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(level_off, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
