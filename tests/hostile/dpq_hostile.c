@@ -1524,7 +1524,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: dpq-hostile [--file PATH] [--count N] "
-		"[--streams N] [--window B] [--duration S] MODE IP:PORT\n"
+		"[--streams N] [--window B] [--duration S] [--from IP] "
+		"MODE IP:PORT\n"
 		"modes: garbage truncated small badaead version sreset "
 		"oversize\n       tp-ack-exp tp-udp-size tp-ack-delay "
 		"tp-cid-limit tp-dup tp-server-only\n       tp-truncated "
@@ -1534,9 +1535,10 @@ usage(void)
 }
 
 static int
-open_socket(const char *addr)
+open_socket(const char *addr, const char *from)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in src = { .sin_family = AF_INET };
 	char host[64];
 	const char *colon = strrchr(addr, ':');
 	int fd;
@@ -1548,9 +1550,19 @@ open_socket(const char *addr)
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
 		return -1;
 	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (from != NULL && inet_pton(AF_INET, from, &src.sin_addr) != 1)
+		return -1;
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0)
 		return -1;
+	/* --from: attack from an address of our own, so that a good client
+	 * elsewhere in the namespace is not this host for the server's
+	 * per-source limits. */
+	if (from != NULL &&
+	    bind(fd, (struct sockaddr *)&src, sizeof(src)) != 0) {
+		close(fd);
+		return -1;
+	}
 	/* Big datagrams leave whole or not at all (oversize mode). */
 	{
 		int v = IP_PMTUDISC_DONT;
@@ -1572,7 +1584,7 @@ main(int argc, char **argv)
 	struct dpq_tls_ctx_conf tc = { 0 };
 	struct hx h = { .fd = -1, .file = "/big", .count = 5000,
 		.streams = 100, .duration = 10 };
-	const char *mode;
+	const char *mode, *from = NULL;
 	enum hx_rc rc = HX_ERR;
 	int i = 1;
 
@@ -1588,6 +1600,9 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--streams") == 0 && i + 1 < argc &&
 			   atoi(argv[i + 1]) > 0) {
 			h.streams = (unsigned int)atoi(argv[i + 1]);
+			i += 2;
+		} else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
+			from = argv[i + 1];
 			i += 2;
 		} else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc) {
 			h.window = strtoull(argv[i + 1], NULL, 0);
@@ -1606,9 +1621,10 @@ main(int argc, char **argv)
 		return HX_ERR;
 	}
 	mode = argv[i];
-	h.fd = open_socket(argv[i + 1]);
+	h.fd = open_socket(argv[i + 1], from);
 	if (h.fd < 0) {
-		fprintf(stderr, "dpq-hostile: bad address %s\n", argv[i + 1]);
+		fprintf(stderr, "dpq-hostile: bad address %s (or --from %s)\n",
+			argv[i + 1], from != NULL ? from : "-");
 		return HX_ERR;
 	}
 	{

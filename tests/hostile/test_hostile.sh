@@ -102,7 +102,11 @@ for _ in $(seq 1 100); do
 	kill -0 "$DPID" 2>/dev/null || break
 	sleep 0.1
 done
+# .1 is the good client's, .3 the hostile tool's (--from): the server
+# bounds half-open handshakes per source address, and a good client that
+# shared the attacker's address would rightly be evicted with it.
 ip -n "$NS" addr add 198.18.0.1/24 dev dpqt0 &&
+	ip -n "$NS" addr add 198.18.0.3/24 dev dpqt0 &&
 	ip -n "$NS" link set dpqt0 up || {
 	echo "FAIL: the tap did not appear"
 	cat "$TMP/dpquicd.log"
@@ -221,7 +225,8 @@ for m in "${MODES[@]}"; do
 	silent) args=(--file /big) ;;
 	*) args=() ;;
 	esac
-	timeout -k 2 60 ip netns exec "$NS" "$HOSTILE" "${args[@]}" "$m" \
+	timeout -k 2 60 ip netns exec "$NS" "$HOSTILE" --from 198.18.0.3 \
+		"${args[@]}" "$m" \
 		"$ADDR:$PORT" > "$TMP/$m.out" 2>&1
 	rc=$?
 	sed 's/^/   /' "$TMP/$m.out"
