@@ -26,8 +26,11 @@ static int
 setup(void **state)
 {
 	(void)state;
+	buf = NULL;
+	buflen = 0;
 	mem = open_memstream(&buf, &buflen);
 	assert_non_null(mem);
+	fflush(mem);	/* buf: a valid empty string from here on */
 	assert_int_equal(rte_openlog_stream(mem), 0);
 	rte_log_set_level(dpq_logtype_peer, RTE_LOG_WARNING);
 	return 0;
@@ -40,6 +43,7 @@ teardown(void **state)
 	rte_openlog_stream(NULL);
 	fclose(mem);
 	free(buf);
+	buf = NULL;
 	return 0;
 }
 
