@@ -32,6 +32,7 @@ static const struct dpq_conf_section *const sections[] = {
 	&dpq_conf_section_fec,
 	&dpq_conf_section_crypto,
 	&dpq_conf_section_ctl,
+	&dpq_conf_section_qlog,
 	&dpq_conf_section_log,
 	&dpq_conf_section_drain,
 	&dpq_conf_section_eal,

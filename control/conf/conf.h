@@ -202,6 +202,12 @@ struct dpq_conf_crypto {
 	double key_update_gap;		/* seconds between our updates */
 };
 
+/* [qlog]: per-connection qlog files (keys_qlog.c). */
+struct dpq_conf_qlog {
+	char *dir;			/* "": no qlog files */
+	uint64_t sample;		/* one new connection in N; 0: none */
+};
+
 struct dpq_conf {
 	char *file;			/* config file read, or NULL */
 	struct dpq_conf_eal eal;
@@ -214,6 +220,7 @@ struct dpq_conf {
 	struct dpq_conf_recovery recovery;
 	struct dpq_conf_fec fec;
 	struct dpq_conf_crypto crypto;
+	struct dpq_conf_qlog qlog;
 	struct dpq_conf_src src[DPQ_CONF_KEYS_MAX];
 };
 
@@ -223,6 +230,7 @@ extern const unsigned int dpq_conf_nsections;
 extern const struct dpq_conf_section dpq_conf_section_recovery;
 extern const struct dpq_conf_section dpq_conf_section_fec;
 extern const struct dpq_conf_section dpq_conf_section_crypto;
+extern const struct dpq_conf_section dpq_conf_section_qlog;
 
 /* ---- API -------------------------------------------------------------- */
 

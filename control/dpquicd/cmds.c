@@ -227,6 +227,7 @@ w_conn(struct dpq_json_w *w, unsigned int shard,
 	dpq_json_w_kstr(w, "cipher", suite_name(ci->st.cipher_suite));
 	dpq_json_w_kstr(w, "alpn", ci->alpn);
 	dpq_json_w_ku64(w, "handshake_us", ci->st.handshake_us);
+	dpq_json_w_kbool(w, "qlog", ci->qlog);
 	if (ci->st.fec_on) {
 		dpq_json_w_key(w, "fec");
 		dpq_json_w_obj_begin(w);
@@ -413,6 +414,9 @@ dpqd_cmds_register(struct dpqd *d)
 		  "XOR-FEC of new connections (P: off, fixed[:K], "
 		  "adaptive[:MIN-MAX]; LIST: off, all, handshake,tail,repair); "
 		  "id=ID policy=P: of one connection" },
+		{ "qlog", dpqd_cmd_qlog, "[ID on|off] write one connection's "
+		  "qlog file into qlog.dir, or stop; without arguments: the "
+		  "files written" },
 	};
 	unsigned int i;
 	int rc;

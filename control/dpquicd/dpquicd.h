@@ -12,6 +12,7 @@
  *   stats.c     the counters: one table for `stats` and DPDK telemetry
  *   reload.c    SIGHUP / `dpquic-ctl reload`: what changed, applied or
  *               reported as needing a restart
+ *   qlog.c      per-connection qlog files: shard hook -> ring -> files
  */
 #ifndef DPQ_DPQUICD_H
 #define DPQ_DPQUICD_H
@@ -47,6 +48,8 @@ enum dpqd_shard_op {
 	DPQD_OP_FEC_CONN,	/* XOR-FEC policy of connection `handle` */
 	DPQD_OP_SYNC,		/* n = 1 while connections wait to be
 				 * touched (e.g. closes not yet built) */
+	DPQD_OP_QLOG_ON,	/* trace connection `handle` (qlog.c) */
+	DPQD_OP_QLOG_OFF,
 };
 
 /* What `dpquic-ctl connections` shows of one connection. */
@@ -58,6 +61,7 @@ struct dpqd_conn_info {
 	uint64_t age_us;
 	struct dpq_conn_stats st;
 	char alpn[32];
+	bool qlog;		/* traced into a qlog file */
 };
 
 #define DPQD_LIST_MAX	256	/* connections per LIST request */
@@ -92,6 +96,28 @@ struct dpqd_mailbox {
 	struct dpqd_conn_info info[DPQD_LIST_MAX];
 };
 
+/* ---- qlog (qlog.c) ---------------------------------------------------------- */
+
+#define DPQD_QLOG_TRACED	64	/* traced connections per shard */
+
+struct dpqd_qlog_shard;
+
+/* The trace hook's context of one connection; written by its shard. */
+struct dpqd_qtrace {
+	struct dpqd_qlog_shard *qs;
+	uint64_t handle;
+	bool used;
+};
+
+/* Per shard: the record ring (shard -> control loop) and its traces. */
+struct dpqd_qlog_shard {
+	struct rte_ring *ring;
+	struct dpqd_qtrace t[DPQD_QLOG_TRACED];
+	uint64_t dropped;	/* ring full (shard adds, relaxed) */
+	uint32_t sample;	/* one in N new connections (main writes) */
+	uint32_t sample_ctr;	/* shard only */
+};
+
 struct dpqd_shard {
 	struct dpq_shard *shard;
 	struct dpq_app_env *apps;	/* one per shard: plain counters */
@@ -100,6 +126,7 @@ struct dpqd_shard {
 	unsigned int lcore;
 	bool on_main;			/* polled by the main lcore */
 	struct dpqd_mailbox *mb;
+	struct dpqd_qlog_shard *qlog;
 };
 
 /* The daemon's state; one instance, in main.c. */
@@ -203,6 +230,23 @@ int dpqd_fec_conn_conf(const struct dpq_conf *c, struct dpq_conn_conf *cc);
 int dpqd_fec_start(const struct dpq_conf *c);
 int dpqd_fec_apply(struct dpqd *d, const struct dpq_conf *c);
 int dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg);
+
+/* qlog.c: per-connection qlog files. Shard side: */
+int dpqd_qlog_attach(struct dpqd_shard *s, struct dpq_conn *c);
+int dpqd_qlog_detach(struct dpqd_shard *s, struct dpq_conn *c);
+bool dpqd_qlog_traced(const struct dpqd_shard *s, uint64_t handle);
+/* The shard's conn_ctx hooks (arg: the struct dpqd_shard): the app's
+ * context, and the qlog sample. */
+void *dpqd_conn_ctx(void *arg, struct dpq_conn *c);
+void dpqd_conn_ctx_free(void *arg, struct dpq_conn *c, void *ctx);
+/* Control loop side: */
+int dpqd_qlog_init(struct dpqd *d);
+void dpqd_qlog_poll(struct dpqd *d);
+void dpqd_qlog_apply(struct dpqd *d, const struct dpq_conf *c);
+void dpqd_qlog_fini(struct dpqd *d);
+void dpqd_qlog_path(const struct dpqd *d, uint64_t handle, char *buf,
+		size_t n);
+int dpqd_cmd_qlog(struct dpq_ctl_req *req, void *arg);
 
 /* Monotonic microseconds. */
 uint64_t dpqd_now_us(void);

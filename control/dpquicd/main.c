@@ -284,9 +284,10 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 	if (rc != 0)
 		return rc;
 	sc.app.ops = &dpq_app_server_ops;
-	sc.app.conn_ctx = dpq_app_conn_ctx;
-	sc.app.conn_ctx_free = dpq_app_conn_ctx_free;
-	sc.app.arg = r->apps;
+	/* the app's per-connection context, and the qlog sample */
+	sc.app.conn_ctx = dpqd_conn_ctx;
+	sc.app.conn_ctx_free = dpqd_conn_ctx_free;
+	sc.app.arg = r;
 	sc.handoff = d->nshards > 1 ? handoff : NULL;
 	sc.cid_shard = cid_to_shard;
 	sc.socket_id = SOCKET_ID_ANY;
@@ -534,6 +535,7 @@ poll_main(struct dpqd *d, int main_shard)
 	} else {
 		usleep(20000);
 	}
+	dpqd_qlog_poll(d);
 }
 
 /* Does a shard still have connections to touch (closes to build)? */
@@ -772,6 +774,10 @@ main(int argc, char **argv)
 	}
 	if (dpqd_shardctl_init(d) != 0)
 		goto out;
+	if (dpqd_qlog_init(d) != 0) {
+		DLOG(ERR, "qlog rings: %s\n", rte_strerror(rte_errno));
+		goto out;
+	}
 	if (d->ctl != NULL && dpqd_cmds_register(d) != 0)
 		goto out;
 
@@ -822,6 +828,7 @@ out:
 	if (d->drv != NULL)
 		dpq_driver_close(d->drv);
 	dpq_tls_ctx_destroy(d->tls);
+	dpqd_qlog_fini(d);
 	dpqd_shardctl_fini(d);
 	dpq_conf_free(&d->conf);
 	dpqd_eal_argv_free(eal_argv);

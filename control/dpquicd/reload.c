@@ -19,7 +19,7 @@
 struct diff {
 	const struct dpq_conf *old, *new;
 	char applied[LIST_MAX], restart[LIST_MAX];
-	bool tls, log, retry, fec;
+	bool tls, log, retry, fec, qlog;
 };
 
 static void
@@ -55,6 +55,8 @@ diff_one(void *arg, const struct dpq_conf_section *s,
 		df->retry = true;
 	else if (strcmp(s->name, "fec") == 0)
 		df->fec = true;
+	else if (strcmp(s->name, "qlog") == 0)
+		df->qlog = true;
 }
 
 /* A new TLS context from c's certificate; handed to the management
@@ -167,6 +169,8 @@ dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req)
 		dpqd_log_apply(&nc);
 	if (df.fec)
 		dpqd_fec_apply(d, &nc);
+	if (df.qlog)
+		dpqd_qlog_apply(d, &nc);
 	if (df.retry) {
 		enum dpq_retry_policy p;
 		uint32_t rate;

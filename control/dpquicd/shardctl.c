@@ -60,6 +60,7 @@ fill_info(struct dpqd_shard *s, struct dpq_conn *c, uint64_t now,
 	ci->age_us = now > ci->st.created_us ? now - ci->st.created_us : 0;
 	snprintf(ci->alpn, sizeof(ci->alpn), "%s",
 			dpq_conn_alpn(c) ? dpq_conn_alpn(c) : "");
+	ci->qlog = dpqd_qlog_traced(s, ci->handle);
 }
 
 static void
@@ -124,6 +125,16 @@ run(struct dpqd_shard *s, struct dpqd_mailbox *mb)
 			dpq_conn_close(c, false, mb->code, mb->reason);
 			mb->n = 1;
 		}
+		break;
+	case DPQD_OP_QLOG_ON:
+	case DPQD_OP_QLOG_OFF:
+		c = dpq_shard_conn_by_handle(s->shard, mb->handle);
+		if (c == NULL)
+			mb->rc = -ENOENT;
+		else if (mb->op == DPQD_OP_QLOG_ON)
+			mb->rc = dpqd_qlog_attach(s, c);
+		else
+			mb->rc = dpqd_qlog_detach(s, c);
 		break;
 	case DPQD_OP_SYNC:
 		/* Served between two polls: the poll before this one built
