@@ -101,6 +101,7 @@ struct fetch {
 	const char *out_dir;
 	char **paths;
 	FILE **files;
+	uint64_t *got;		/* body bytes arrived, per path */
 	unsigned int n;
 	bool sha256;
 };
@@ -110,6 +111,7 @@ on_body(void *arg, unsigned int idx, const uint8_t *data, size_t len)
 {
 	struct fetch *f = arg;
 
+	f->got[idx] += len;
 	if (f->out_dir == NULL)
 		return;
 	if (f->files[idx] == NULL) {
@@ -188,8 +190,10 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 		if (f->files[i] != NULL)
 			fclose(f->files[i]);
 		if (r == NULL) {
-			/* Never finished (timeout, connection gone). */
-			printf("file %s incomplete\n", f->paths[i]);
+			/* Never finished (timeout, connection gone): say
+			 * how much arrived. */
+			printf("file %s bytes %lu incomplete\n", f->paths[i],
+				(unsigned long)f->got[i]);
 			continue;
 		}
 		bytes += r->bytes;
@@ -258,14 +262,66 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 	return ok == f->n;
 }
 
+/* TLS alert names (RFC 8446 §6) and what a user can do about some. */
+static const char *
+alert_name(unsigned int a)
+{
+	switch (a) {
+	case 10: return "unexpected_message";
+	case 20: return "bad_record_mac";
+	case 40: return "handshake_failure";
+	case 42: return "bad_certificate";
+	case 43: return "unsupported_certificate";
+	case 44: return "certificate_revoked";
+	case 45: return "certificate_expired";
+	case 46: return "certificate_unknown";
+	case 47: return "illegal_parameter";
+	case 48: return "unknown_ca";
+	case 49: return "access_denied";
+	case 50: return "decode_error";
+	case 51: return "decrypt_error";
+	case 70: return "protocol_version";
+	case 71: return "insufficient_security";
+	case 80: return "internal_error";
+	case 90: return "user_canceled";
+	case 109: return "missing_extension";
+	case 110: return "unsupported_extension";
+	case 112: return "unrecognized_name";
+	case 116: return "certificate_required";
+	case 120: return "no_application_protocol";
+	default: return "unknown alert";
+	}
+}
+
+static const char *
+alert_hint(unsigned int a, bool remote, const char *alpn)
+{
+	static char buf[160];
+
+	if (a == 120) {
+		snprintf(buf, sizeof(buf), " (the server does not speak ALPN "
+			"\"%s\": try --alpn with one it offers)", alpn);
+		return buf;
+	}
+	if (!remote && (a == 42 || a == 43 || a == 44 || a == 45 ||
+			a == 46 || a == 48))
+		return " (the server's certificate did not verify: give its "
+			"CA with --ca FILE, check the name, or leave out "
+			"--verify)";
+	if (!remote && a == 40)
+		return " (no cipher suite in common: check --ciphers)";
+	return "";
+}
+
 /* Why the connection ended, in words: who closed it, the code's name
  * and the peer's reason phrase (RFC 9000 §19.19, §20). */
 static void
-report_close(const struct dpq_conn_close_info *ci)
+report_close(const struct dpq_conn_close_info *ci, const char *alpn)
 {
 	const char *who = ci->remote ? "the server closed the connection" :
 		"the connection was closed";
-	char code[64];
+	const char *hint = "";
+	char code[96];
 
 	if (ci->idle) {
 		fprintf(stderr, "dpquic-client: the connection timed out (no "
@@ -275,17 +331,60 @@ report_close(const struct dpq_conn_close_info *ci)
 	if (ci->app)
 		snprintf(code, sizeof(code), "application error 0x%llx",
 			(unsigned long long)ci->error_code);
-	else if (ci->error_code >= 0x100 && ci->error_code <= 0x1ff)
-		snprintf(code, sizeof(code), "TLS alert %llu (CRYPTO_ERROR "
-			"0x%llx)", (unsigned long long)(ci->error_code -
-			0x100), (unsigned long long)ci->error_code);
-	else
+	else if (ci->error_code >= 0x100 && ci->error_code <= 0x1ff) {
+		unsigned int a = (unsigned int)(ci->error_code - 0x100);
+
+		/* RFC 9001 §4.8: CRYPTO_ERROR carries the TLS alert */
+		snprintf(code, sizeof(code), "TLS alert %u %s (CRYPTO_ERROR "
+			"0x%llx)", a, alert_name(a),
+			(unsigned long long)ci->error_code);
+		hint = alert_hint(a, ci->remote, alpn);
+		if (!ci->remote)
+			who = "the handshake failed here";
+	} else
 		snprintf(code, sizeof(code), "%s (0x%llx)",
 			dpq_transport_error_str(ci->error_code),
 			(unsigned long long)ci->error_code);
-	fprintf(stderr, "dpquic-client: %s: %s%s%s%s\n", who, code,
+	fprintf(stderr, "dpquic-client: %s: %s%s%s%s%s\n", who, code,
 		ci->reason[0] ? ": \"" : "", ci->reason,
-		ci->reason[0] ? "\"" : "");
+		ci->reason[0] ? "\"" : "", hint);
+}
+
+/*
+ * An ICMP error about our datagrams (kernel UDP, IP_RECVERR). Before the
+ * server answered anything, "port unreachable" or "host unreachable"
+ * means there is no server to wait for: say so and stop (true). ICMP is
+ * unauthenticated (RFC 9000 §14.2.1 is careful with it): once the server
+ * has answered, an error is only reported.
+ */
+static bool
+icmp_check(struct dpq_driver *drv, uint64_t *seen, uint64_t pkts_recv)
+{
+	struct dpq_driver_stats ds;
+	char dst[64], from[64];
+	const char *what;
+
+	dpq_driver_stats(drv, &ds);
+	if (ds.icmp_errors == *seen)
+		return false;
+	*seen = ds.icmp_errors;
+	dpq_addr_format(&ds.icmp_dst, dst, sizeof(dst));
+	dpq_addr_format(&ds.icmp_from, from, sizeof(from));
+	/* the reporting router or host: its address, no port */
+	if (ds.icmp_from.port == 0 && strlen(from) > 2 &&
+	    strcmp(from + strlen(from) - 2, ":0") == 0) {
+		from[strlen(from) - 2] = '\0';
+		if (from[0] == '[' && from[strlen(from) - 1] == ']') {
+			memmove(from, from + 1, strlen(from));
+			from[strlen(from) - 1] = '\0';
+		}
+	}
+	what = ds.icmp_errno == ECONNREFUSED ? "port unreachable: no server "
+		"listens on that UDP port" : strerror(ds.icmp_errno);
+	fprintf(stderr, "dpquic-client: ICMP %s (type %u code %u) from %s for "
+		"%s%s\n", what, ds.icmp_type, ds.icmp_code, from, dst,
+		pkts_recv == 0 ? "" : "; the connection goes on");
+	return pkts_recv == 0;
 }
 
 static int
@@ -406,6 +505,7 @@ main(int argc, char **argv)
 	uint8_t prefix = 0;
 	double timeout = 30;
 	uint64_t t0, deadline, handle, key_update = 0, idle_ms = 0, num;
+	uint64_t icmp_at = 0, icmp_seen = 0;
 	uint64_t key_update_gap_us = 0;
 	uint64_t migrate_after = 0;
 	const char *migrate_addr = NULL;
@@ -651,6 +751,7 @@ main(int argc, char **argv)
 		uc.nb_queues = 1;
 		uc.gso = true;
 		uc.gro = true;
+		uc.recv_err = true;	/* ICMP errors: see icmp_check() */
 		uc.socket_id = -1;
 		drv = dpq_driver_udp_open(&uc);
 	}
@@ -678,12 +779,14 @@ main(int argc, char **argv)
 	fetch.paths = &argv[optind + 1];
 	fetch.n = (unsigned int)(argc - optind - 1);
 	fetch.files = calloc(fetch.n, sizeof(*fetch.files));
+	fetch.got = calloc(fetch.n, sizeof(*fetch.got));
 	hq.paths = (const char *const *)fetch.paths;
 	hq.npaths = fetch.n;
 	hq.on_body = on_body;
 	hq.clock = clock_us;
 	hq.arg = &fetch;
-	if (fetch.files == NULL || dpq_hq_client_create(&hq, &hc) != 0) {
+	if (fetch.files == NULL || fetch.got == NULL ||
+	    dpq_hq_client_create(&hq, &hc) != 0) {
 		fprintf(stderr, "dpquic-client: bad request list\n");
 		goto out;
 	}
@@ -718,6 +821,7 @@ main(int argc, char **argv)
 	}
 	handle = dpq_shard_conn_handle(shard, conn);
 	t0 = dpq_shard_now_us();
+	icmp_at = t0;
 	deadline = t0 + (uint64_t)(timeout * 1e6);
 	while (!stop && !dpq_hq_client_done(hc) &&
 	       dpq_shard_conn_count(shard) > 0) {
@@ -743,11 +847,16 @@ main(int argc, char **argv)
 						"migrate: %s\n", strerror(-n));
 			}
 		}
+		if (dpdk_ip == NULL && now - icmp_at > 10000) {
+			icmp_at = now;
+			if (icmp_check(drv, &icmp_seen, cstats.pkts_recv))
+				break;
+		}
 	}
 	conn = dpq_shard_conn_by_handle(shard, handle);
 	/* Any close seen here was not ours: we close only below. */
 	if (closed)
-		report_close(&close_info);
+		report_close(&close_info, alpn);
 	else if (conn == NULL && !dpq_hq_client_done(hc))
 		fprintf(stderr, "dpquic-client: the connection closed early\n");
 	rc = report(hc, &fetch, &cstats, t0, dpq_shard_now_us()) ? 0 : 1;
@@ -763,6 +872,7 @@ out:
 	dpq_shard_destroy(shard);
 	dpq_hq_client_destroy(hc);
 	free(fetch.files);
+	free(fetch.got);
 	if (drv != NULL)
 		dpq_driver_close(drv);
 	dpq_tls_ctx_destroy(tls);

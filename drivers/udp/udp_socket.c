@@ -21,6 +21,8 @@
  * thread (rx_burst, tx_burst, alloc_bulk on that queue); stats from any.
  */
 #include <errno.h>
+#include <time.h>
+#include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdatomic.h>
@@ -87,6 +89,10 @@ struct udp_qstats {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 	uint64_t rx_dropped, tx_dropped, alloc_fail;
 	uint64_t gso_sends, gro_recvs;
+	uint64_t icmp_errors;
+	int icmp_errno;
+	uint8_t icmp_type, icmp_code;
+	struct dpq_addr icmp_dst, icmp_from;
 };
 
 /* One coalesced (or single) datagram received into a GRO scratch slot and
@@ -101,6 +107,8 @@ struct udp_gro_slot {
 
 struct udp_queue {
 	int fd;
+	bool recv_err;		/* IP_RECVERR on */
+	bool errq;		/* an error may wait in the error queue */
 	bool gso;		/* UDP_SEGMENT accepted by this socket */
 	bool gro;		/* UDP_GRO enabled on this socket */
 	bool gso_warned;
@@ -184,6 +192,70 @@ sockaddr_to_addr(const struct sockaddr_storage *ss, struct dpq_addr *a)
 		a->port = ntohs(sin6->sin6_port);
 		memcpy(a->v6, &sin6->sin6_addr, 16);
 	}
+}
+
+/* ---- ICMP errors (IP_RECVERR) ------------------------------------------- */
+
+/*
+ * Read what the kernel queued about our datagrams (RFC 1122 §4.1.3.3 asks
+ * UDP to pass ICMP errors up): each ICMP or ICMPv6 error is counted and
+ * the last one kept for the stats. Called only after a receive or send
+ * said an error is pending, so a quiet socket costs no syscall.
+ */
+static void
+errq_drain(struct udp_queue *q)
+{
+	unsigned int i;
+
+	q->errq = false;
+	for (i = 0; i < 16; i++) {
+		union {
+			char buf[512];
+			struct cmsghdr align;
+		} ctl;
+		struct sockaddr_storage dst;
+		struct msghdr mh = {
+			.msg_name = &dst, .msg_namelen = sizeof(dst),
+			.msg_control = ctl.buf, .msg_controllen = sizeof(ctl),
+		};
+		struct cmsghdr *c;
+
+		if (recvmsg(q->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+			const struct sock_extended_err *ee;
+			struct sockaddr_storage from;
+			const struct sockaddr *off;
+
+			if (!((c->cmsg_level == SOL_IP &&
+			       c->cmsg_type == IP_RECVERR) ||
+			      (c->cmsg_level == SOL_IPV6 &&
+			       c->cmsg_type == IPV6_RECVERR)))
+				continue;
+			ee = (const struct sock_extended_err *)CMSG_DATA(c);
+			if (ee->ee_origin != SO_EE_ORIGIN_ICMP &&
+			    ee->ee_origin != SO_EE_ORIGIN_ICMP6)
+				continue;
+			q->st.icmp_errors++;
+			q->st.icmp_errno = (int)ee->ee_errno;
+			q->st.icmp_type = ee->ee_type;
+			q->st.icmp_code = ee->ee_code;
+			sockaddr_to_addr(&dst, &q->st.icmp_dst);
+			off = SO_EE_OFFENDER(ee);
+			memset(&from, 0, sizeof(from));
+			memcpy(&from, off, off->sa_family == AF_INET6 ?
+				sizeof(struct sockaddr_in6) :
+				sizeof(struct sockaddr_in));
+			sockaddr_to_addr(&from, &q->st.icmp_from);
+		}
+	}
+}
+
+static bool
+icmp_errno(int err)
+{
+	return err == ECONNREFUSED || err == EHOSTUNREACH ||
+		err == ENETUNREACH || err == EHOSTDOWN || err == EPROTO;
 }
 
 /* ---- receive ------------------------------------------------------------ */
@@ -292,8 +364,13 @@ rx_direct(struct udp_driver *ud, struct udp_queue *q,
 	for (i = 0; i < n; i++)
 		rx_prepare(q, i, rte_pktmbuf_mtod(mb[i], void *),
 				rte_pktmbuf_tailroom(mb[i]));
+	if (q->errq)
+		errq_drain(q);
 	r = recvmmsg(q->fd, q->rx_msg, n, MSG_DONTWAIT, NULL);
 	if (r <= 0) {
+		/* a pending ICMP error is reported by the next receive */
+		if (r < 0 && q->recv_err && icmp_errno(errno))
+			errq_drain(q);
 		rte_pktmbuf_free_bulk(mb, n);
 		return 0;
 	}
@@ -412,6 +489,8 @@ rx_gro(struct udp_driver *ud, struct udp_queue *q,
 			}
 			q->gro_count = (uint16_t)r;
 			out = gro_drain(q, mb, n, &used, pkts, out, n);
+		} else if (r < 0 && q->recv_err && icmp_errno(errno)) {
+			errq_drain(q);
 		}
 	}
 	if (used < n)
@@ -668,6 +747,8 @@ tx_send(struct udp_queue *q, unsigned int nmsg, bool *blocked)
 		/* hard error on message mi (EMSGSIZE, ECONNREFUSED from an
 		 * earlier ICMP error, EPERM from a firewall...): drop it and
 		 * go on, so one bad datagram never stalls the burst */
+		if (q->recv_err && icmp_errno(errno))
+			q->errq = true;
 		if (q->tx_npkts[mi] > 1) {
 			unsigned int c;
 
@@ -766,6 +847,14 @@ udp_stats(const struct dpq_driver *d, struct dpq_driver_stats *out)
 		out->alloc_fail += s->alloc_fail;
 		out->gso_sends += s->gso_sends;
 		out->gro_recvs += s->gro_recvs;
+		if (s->icmp_errors > 0) {
+			out->icmp_errors += s->icmp_errors;
+			out->icmp_errno = s->icmp_errno;
+			out->icmp_type = s->icmp_type;
+			out->icmp_code = s->icmp_code;
+			out->icmp_dst = s->icmp_dst;
+			out->icmp_from = s->icmp_from;
+		}
 	}
 }
 
@@ -868,6 +957,13 @@ open_socket(struct udp_driver *ud, const struct dpq_udp_conf *conf,
 				setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS,
 				&one, sizeof(one)) != 0)
 			return -errno;
+	}
+	if (conf->recv_err) {
+		if (setsockopt(fd, family == AF_INET ? IPPROTO_IP :
+				IPPROTO_IPV6, family == AF_INET ? IP_RECVERR :
+				IPV6_RECVERR, &one, sizeof(one)) != 0)
+			return -errno;
+		q->recv_err = true;
 	}
 	sock_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
 	sock_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);

@@ -84,6 +84,14 @@ struct dpq_driver_stats {
 	uint64_t neigh_drop;	/* tx packets dropped: neighbour unresolved */
 	uint64_t gso_sends;	/* kernel UDP: sendmsg calls carrying UDP GSO */
 	uint64_t gro_recvs;	/* kernel UDP: receives that carried GRO */
+	/* Kernel UDP with recv_err: ICMP errors about datagrams we sent
+	 * (IP_RECVERR), and the last one: its errno (ECONNREFUSED for port
+	 * unreachable, EHOSTUNREACH, ENETUNREACH...), ICMP type and code,
+	 * the address our datagram was for and the one that reported it. */
+	uint64_t icmp_errors;
+	int icmp_errno;
+	uint8_t icmp_type, icmp_code;
+	struct dpq_addr icmp_dst, icmp_from;
 };
 
 struct dpq_driver;
@@ -213,6 +221,9 @@ struct dpq_udp_conf {
 	uint32_t nb_mbufs;	/* mbufs in the driver's pool (0: 8191) */
 	bool gso;		/* use UDP GSO on transmit when available */
 	bool gro;		/* use UDP GRO on receive when available */
+	/* Read ICMP errors (IP_RECVERR / IPV6_RECVERR) into the stats: for
+	 * a client, whose one peer's "port unreachable" means something. */
+	bool recv_err;
 	int socket_id;		/* NUMA node of the pool (-1: caller's) */
 };
 

@@ -15,6 +15,11 @@
 # echoed) and completes; moving to a new port mid-download (RFC 9000
 # §9.2) completes on the same connection; the server logs one connection
 # per client run.
+# Failures say why (server C): an ALPN the server does not speak gets
+# "TLS alert 120 no_application_protocol" and what to do; --verify
+# against its self-signed certificate gets "the handshake failed here"
+# with the alert and the hint about --ca; both with the bytes of each
+# file ("file /f1k bytes 0 aborted").
 DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/netns_lib.sh"
 
@@ -143,6 +148,27 @@ else
 	fail "server B: $n1 Retries sent, $n2 valid tokens (expected 2/2)"
 	sed 's/^/   B: /' "$TMP/B.log" | head -20
 fi
+
+# ---- server C: failures the client explains ---------------------------
+start_ngserver C "$A4"
+PC=$PORT
+if dqc c_alpn 1 --alpn nope "$A4:$PC" /f1k; then
+	if grep -q '^dpquic-client: the server closed the connection: TLS alert 120 no_application_protocol (CRYPTO_ERROR 0x178).* (the server does not speak ALPN "nope": try --alpn with one it offers)$' "$TMP/c_alpn.err"; then
+		ok "c_alpn: $(cat "$TMP/c_alpn.err")"
+	else
+		fail "c_alpn: $(cat "$TMP/c_alpn.err")"
+	fi
+	expect_line c_alpn '^file /f1k bytes 0 (aborted|incomplete)$'
+fi
+if dqc c_verify 1 --verify "$A4:$PC" /f1k; then
+	if grep -q '^dpquic-client: the handshake failed here: TLS alert 4[2-8] [a-z_]* (CRYPTO_ERROR 0x1[0-9a-f]*).* (the server.s certificate did not verify: give its CA with --ca FILE' "$TMP/c_verify.err"; then
+		ok "c_verify: $(cat "$TMP/c_verify.err")"
+	else
+		fail "c_verify: $(cat "$TMP/c_verify.err")"
+	fi
+	expect_line c_verify '^file /f1k bytes 0 (aborted|incomplete)$'
+fi
+bg_stop "$PID_C"
 
 for n in A B; do
 	eval "pid=\$PID_$n"
