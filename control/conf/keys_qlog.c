@@ -52,5 +52,5 @@ static const struct dpq_conf_key keys[] = {
 const struct dpq_conf_section dpq_conf_section_qlog = {
 	.name = "qlog", .keys = keys,
 	.nkeys = sizeof(keys) / sizeof(keys[0]),
-	.help = "per-connection qlog files",
+	.help = "Per-connection qlog files",
 };
