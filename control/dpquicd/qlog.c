@@ -13,7 +13,7 @@
  * A file is closed by `qlog ID off`, at exit, or when its connection has
  * been quiet for DPQD_QLOG_IDLE_US (a closed connection sends nothing
  * more); records of a connection that resume later reopen it in append
- * mode without a second header.
+ * mode without a second header, unless DPQD_QLOG_FORGET_US passed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +34,10 @@
 #define DPQD_QLOG_RING		8192	/* records per shard */
 #define DPQD_QLOG_BURST		256	/* records per dequeue */
 #define DPQD_QLOG_IDLE_US	(10 * 1000000ull)
+/* A closed file's entry is forgotten after this long without records
+ * (its connection is gone: idle timeouts are far shorter); records after
+ * that start the file anew. */
+#define DPQD_QLOG_FORGET_US	(300 * 1000000ull)
 
 /* One ring element: 80 bytes (rte_ring elements are multiples of 4). */
 struct qlog_rec {
@@ -321,8 +325,13 @@ dpqd_qlog_poll(struct dpqd *d)
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct qlog_file *qf = &files[i];
 
-		if (!qf->used || qf->f == NULL)
+		if (!qf->used)
 			continue;
+		if (qf->f == NULL) {
+			if (now - qf->last_us > DPQD_QLOG_FORGET_US)
+				qf->used = false;
+			continue;
+		}
 		if (wrote)
 			fflush(qf->f);
 		if (now - qf->last_us > DPQD_QLOG_IDLE_US)
