@@ -43,13 +43,13 @@ qlog = { dir = "$1"; sample = $2; };
 CONF
 }
 ctl() { ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" "$@"; }
-wait_conns() {	# wait_conns N
-	local i
-	for i in $(seq 1 100); do
+wait_conns() {	# wait_conns N: bounded by time (a loaded machine is slow)
+	local until=$((SECONDS + 120))
+	while [ $SECONDS -lt $until ]; do
 		ctl -r connections > "$TMP/conns.json" 2>/dev/null &&
 			[ "$(json_get "$TMP/conns.json" "s['total']")" = "$1" ] &&
 			return 0
-		sleep 0.1
+		sleep 0.2
 	done
 	return 1
 }
