@@ -38,22 +38,31 @@ mkdir -p "$ROOT"
 PREFIX=dpq-cap-$$
 HUGE=$(mktemp -d /tmp/dpq-huge.XXXXXX)
 NR=/proc/sys/vm/nr_hugepages
-NR_OLD=$(cat $NR)
 PAGES=320	# -m 256 for the daemon, the rest for dumpcap's pool
+ADDED=0		# pages this run reserved, given back at exit
 cleanup() {
 	lib_cleanup
 	umount "$HUGE" 2>/dev/null
 	rmdir "$HUGE" 2>/dev/null
-	[ "$(cat $NR)" != "$NR_OLD" ] && echo "$NR_OLD" > $NR
+	if [ "$ADDED" -gt 0 ]; then
+		local now
+		now=$(cat $NR)
+		echo $((now > ADDED ? now - ADDED : 0)) > $NR
+	fi
 	rm -rf "/var/run/dpdk/$PREFIX"
 }
 trap cleanup EXIT
+# One run at a time on this machine (others run the suites from their
+# own trees): the reservation below must not race another run's.
+exec 9> /tmp/dpq-e2e-dumpcap.lock
+flock -w 900 9 || { echo "another e2e_dumpcap held the lock for 900 s"; exit 1; }
 
 free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
 size=$(awk '/^Hugepagesize:/ { print $2 }' /proc/meminfo)
 [ "$size" = 2048 ] || { echo "SKIP: default hugepage size ${size} kB"; exit 77; }
 if [ "${free:-0}" -lt $PAGES ]; then
-	echo $((NR_OLD + PAGES - free)) > $NR
+	ADDED=$((PAGES - free))
+	echo $(($(cat $NR) + ADDED)) > $NR
 	free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
 	[ "$free" -ge $PAGES ] ||
 		{ echo "SKIP: could reserve only $free 2 MiB pages"; exit 77; }
