@@ -219,18 +219,10 @@ cubic_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
 	if (cc->cwnd < cc->ssthresh) {
-		bool leave;
-
 		/* RFC 9002 §7.3.1 (RFC 9438 §4.10): slow start; the first
 		 * one ends by HyStart++ (RFC 9406) if the RTT rises first;
 		 * the epoch then starts with W_max = cwnd. */
-		if (cc->ssthresh != UINT64_MAX) {
-			cc->cwnd += ev->bytes_acked;
-			return;
-		}
-		cc->cwnd += dpq_hystart_on_ack(&s->hs, ev, &leave);
-		if (leave)
-			cc->ssthresh = cc->cwnd;
+		dpq_hystart_slow_start(&s->hs, cc, ev);
 		return;
 	}
 	cubic_avoidance(cc, s, ev);

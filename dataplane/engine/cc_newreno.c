@@ -93,17 +93,9 @@ newreno_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 	if (in_recovery(s, ev->largest_sent_time))
 		return;
 	if (cc->cwnd < cc->ssthresh) {
-		bool leave;
-
 		/* §7.3.1 slow start; the first one ends by HyStart++
 		 * (RFC 9406) before the queue overflows, if it can. */
-		if (cc->ssthresh != UINT64_MAX) {
-			cc->cwnd += ev->bytes_acked;
-			return;
-		}
-		cc->cwnd += dpq_hystart_on_ack(&s->hs, ev, &leave);
-		if (leave)
-			cc->ssthresh = cc->cwnd;
+		dpq_hystart_slow_start(&s->hs, cc, ev);
 		return;
 	}
 	/* §7.3.3 congestion avoidance: + max_datagram_size per cwnd. */

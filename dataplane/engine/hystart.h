@@ -65,6 +65,28 @@ void dpq_hystart_init(struct dpq_hystart *h, uint64_t now);
 uint64_t dpq_hystart_on_ack(struct dpq_hystart *h,
 		const struct dpq_cc_ack *ev, bool *leave);
 
+/*
+ * One ACK of slow start for a loss-based controller (RFC 9002 §7.3.1,
+ * RFC 9438 §4.10): the window grows by the bytes acknowledged, and the
+ * first slow start (ssthresh not yet set) ends by HyStart++ when the RTT
+ * rises, setting ssthresh to the window reached. Shared by NewReno and
+ * CUBIC.
+ */
+static inline void
+dpq_hystart_slow_start(struct dpq_hystart *h, struct dpq_cc *cc,
+		const struct dpq_cc_ack *ev)
+{
+	bool leave;
+
+	if (cc->ssthresh != UINT64_MAX) {
+		cc->cwnd += ev->bytes_acked;
+		return;
+	}
+	cc->cwnd += dpq_hystart_on_ack(h, ev, &leave);
+	if (leave)
+		cc->ssthresh = cc->cwnd;
+}
+
 static inline bool
 dpq_hystart_in_css(const struct dpq_hystart *h)
 {
