@@ -24,6 +24,7 @@ struct dpq_listener {
 	struct dpq_rand rnd;
 	struct dpq_tokens *tokens;
 	struct dpq_halfopen *halfopen;	/* NULL until set_slots */
+	struct dpq_tokfilter *token_filter;	/* shared, not owned */
 	struct dpq_bucket retry_bucket;
 	struct dpq_bucket reply_bucket;
 	struct dpq_bucket retry_reply_bucket;
@@ -221,6 +222,46 @@ dpq_listener_new_cid(struct dpq_listener *l, struct dpq_cid *cid,
 			cid->bytes, cid->len, token) != 0)
 		return -EINVAL;
 	return 0;
+}
+
+void
+dpq_listener_set_token_filter(struct dpq_listener *l,
+		struct dpq_tokfilter *f)
+{
+	l->token_filter = f;
+}
+
+ssize_t
+dpq_listener_new_token(struct dpq_listener *l, const struct dpq_netaddr *peer,
+		uint64_t now, uint8_t *out, size_t out_len)
+{
+	struct dpq_token_info ti;
+	ssize_t n;
+
+	if (l == NULL || peer == NULL)
+		return -EINVAL;
+	memset(&ti, 0, sizeof(ti));
+	ti.type = DPQ_TOKEN_NEW;
+	ti.issued = now;
+	ti.addr = *peer;
+	n = dpq_token_seal(l->tokens, &ti, &l->rnd, out, out_len);
+	if (n > 0)
+		l->stats.token_new_issued++;
+	return n;
+}
+
+/* §8.1.4: a NEW_TOKEN token is good for one connection. */
+static bool
+token_first_use(struct dpq_listener *l, const struct dpq_pkt_hdr *h,
+		const struct dpq_token_info *ti, uint64_t now)
+{
+	const uint8_t *nonce = dpq_token_nonce(h->token, h->token_len);
+
+	if (l->token_filter == NULL)
+		return true;
+	return dpq_tokfilter_use(l->token_filter, nonce, DPQ_TOKEN_NONCE_LEN,
+			ti->issued + dpq_tokens_cfg(l->tokens)->new_lifetime,
+			now) == DPQ_TOKFILTER_FIRST;
 }
 
 const struct dpq_listener_stats *
@@ -451,6 +492,10 @@ on_initial(struct dpq_listener *l, const struct dpq_pkt_hdr *h, size_t len,
 	if (claimed == DPQ_TOKEN_NEW) {
 		rc = dpq_token_open(l->tokens, h->token, h->token_len,
 				DPQ_TOKEN_NEW, peer, now, &ti);
+		if (rc == 0 && !token_first_use(l, h, &ti, now)) {
+			l->stats.token_new_replay++;
+			rc = -EALREADY;
+		}
 		if (rc == 0) {
 			/* §8.1.3: a NEW_TOKEN token lets us skip Retry even
 			 * if the address changed within the prefix; only an

@@ -46,6 +46,7 @@
 #include "cid.h"
 #include "halfopen.h"
 #include "token.h"
+#include "tokfilter.h"
 
 /* Longest reason phrase of a refusal close. */
 #define DPQ_LISTENER_REASON_MAX		64
@@ -192,6 +193,9 @@ struct dpq_listener_stats {
 	uint64_t token_new_ok;
 	uint64_t token_new_bad;		/* ignored, §8.1.3 */
 	uint64_t token_new_prefix;	/* accepted on the prefix only */
+	uint64_t token_new_replay;	/* authentic but used before, or the
+					 * replay filter full: ignored */
+	uint64_t token_new_issued;	/* sealed for NEW_TOKEN frames */
 };
 
 struct dpq_listener;
@@ -232,6 +236,22 @@ dpq_listener_halfopen(struct dpq_listener *l);
 /* The listener's token context, to seal NEW_TOKEN tokens on this shard. */
 struct dpq_tokens *
 dpq_listener_tokens(struct dpq_listener *l);
+
+/* The NEW_TOKEN replay filter shared by the server's listeners (not
+ * owned; NULL: none, a token may then be used again within its
+ * lifetime). */
+void
+dpq_listener_set_token_filter(struct dpq_listener *l,
+		struct dpq_tokfilter *f);
+
+/*
+ * Seal a token for a NEW_TOKEN frame (RFC 9000 §8.1.3) to the client at
+ * peer (its validated address), issued now. Returns the length,
+ * -ENOKEY (no token key yet) or another negative errno.
+ */
+ssize_t
+dpq_listener_new_token(struct dpq_listener *l, const struct dpq_netaddr *peer,
+		uint64_t now, uint8_t *out, size_t out_len);
 
 /*
  * Decide what to do with a datagram (dgram, len) from peer that matched no

@@ -39,15 +39,20 @@ dpq_token_cfg_default(struct dpq_token_cfg *cfg)
 	cfg->new_v6_prefix = 128;
 }
 
+static bool
+cfg_ok(const struct dpq_token_cfg *cfg)
+{
+	return cfg->new_v4_prefix >= 1 && cfg->new_v4_prefix <= 32 &&
+		cfg->new_v6_prefix >= 1 && cfg->new_v6_prefix <= 128 &&
+		cfg->retry_lifetime != 0 && cfg->new_lifetime != 0;
+}
+
 struct dpq_tokens *
 dpq_tokens_create(const struct dpq_token_cfg *cfg)
 {
 	struct dpq_tokens *t;
 
-	if (cfg != NULL && (cfg->new_v4_prefix < 1 ||
-			cfg->new_v4_prefix > 32 || cfg->new_v6_prefix < 1 ||
-			cfg->new_v6_prefix > 128 || cfg->retry_lifetime == 0 ||
-			cfg->new_lifetime == 0)) {
+	if (cfg != NULL && !cfg_ok(cfg)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -98,6 +103,63 @@ dpq_tokens_set_key(struct dpq_tokens *t, uint8_t key_id,
 	t->cur.hd = hd;
 	t->cur.id = key_id;
 	return 0;
+}
+
+static int
+key_make(struct token_key *k, uint8_t id, const uint8_t *key)
+{
+	gnutls_datum_t d;
+
+	d.data = (unsigned char *)(uintptr_t)key;
+	d.size = DPQ_TOKEN_KEY_LEN;
+	k->id = id;
+	k->hd = NULL;
+	return gnutls_aead_cipher_init(&k->hd, GNUTLS_CIPHER_AES_128_GCM,
+			&d) < 0 ? -EIO : 0;
+}
+
+int
+dpq_tokens_set_keys(struct dpq_tokens *t, uint8_t cur_id,
+		const uint8_t cur[DPQ_TOKEN_KEY_LEN], uint8_t prev_id,
+		const uint8_t *prev)
+{
+	struct token_key c, p = { NULL, 0 };
+
+	if (t == NULL || cur == NULL || cur_id > DPQ_TOKEN_KEY_ID_MAX ||
+			(prev != NULL && prev_id > DPQ_TOKEN_KEY_ID_MAX))
+		return -EINVAL;
+	if (key_make(&c, cur_id, cur) != 0)
+		return -EIO;
+	if (prev != NULL && key_make(&p, prev_id, prev) != 0) {
+		key_clear(&c);
+		return -EIO;
+	}
+	key_clear(&t->cur);
+	key_clear(&t->prev);
+	t->cur = c;
+	t->prev = p;
+	return 0;
+}
+
+int
+dpq_tokens_set_cfg(struct dpq_tokens *t, const struct dpq_token_cfg *cfg)
+{
+	if (t == NULL || cfg == NULL || !cfg_ok(cfg))
+		return -EINVAL;
+	t->cfg = *cfg;
+	return 0;
+}
+
+const struct dpq_token_cfg *
+dpq_tokens_cfg(const struct dpq_tokens *t)
+{
+	return &t->cfg;
+}
+
+const uint8_t *
+dpq_token_nonce(const uint8_t *tok, size_t len)
+{
+	return tok != NULL && len >= DPQ_TOKEN_HDR_LEN ? tok + 1 : NULL;
 }
 
 static void
@@ -282,17 +344,24 @@ dpq_token_open(struct dpq_tokens *t, const uint8_t *tok, size_t len,
 	type = dpq_token_peek_type(tok, len);
 	if (type == DPQ_TOKEN_ANY)
 		return -EBADMSG;
+	/* The key the id names; keys derived for a fleet (set_keys) may
+	 * share an id, so the previous key is tried when the current one's
+	 * tag does not match. */
 	id = tok[0] & TOKEN_KEY_ID_MASK;
-	if (t->cur.hd != NULL && t->cur.id == id)
-		k = &t->cur;
-	else if (t->prev.hd != NULL && t->prev.id == id)
-		k = &t->prev;
-	else
-		return -EBADMSG;
-	pt_len = sizeof(pt);
-	if (gnutls_aead_cipher_decrypt(k->hd, tok + 1, DPQ_TOKEN_NONCE_LEN,
-			tok, 1, DPQ_TOKEN_TAG_LEN, tok + DPQ_TOKEN_HDR_LEN,
-			len - DPQ_TOKEN_HDR_LEN, pt, &pt_len) < 0)
+	rc = -EBADMSG;
+	for (k = &t->cur; k != NULL; k = k == &t->cur ? &t->prev : NULL) {
+		if (k->hd == NULL || k->id != id)
+			continue;
+		pt_len = sizeof(pt);
+		if (gnutls_aead_cipher_decrypt(k->hd, tok + 1,
+				DPQ_TOKEN_NONCE_LEN, tok, 1, DPQ_TOKEN_TAG_LEN,
+				tok + DPQ_TOKEN_HDR_LEN, len - DPQ_TOKEN_HDR_LEN,
+				pt, &pt_len) >= 0) {
+			rc = 0;
+			break;
+		}
+	}
+	if (rc != 0)
 		return -EBADMSG;
 	rc = token_parse(type, pt, pt_len, info);
 	explicit_bzero(pt, sizeof(pt));

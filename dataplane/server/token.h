@@ -22,8 +22,9 @@
  * NEW_TOKEN token is ignored). NEW_TOKEN tokens carry the address only
  * encrypted and a fresh nonce, so they cannot be linked (§8.1.3).
  *
- * Known limit: NEW_TOKEN replay (§8.1.4 "SHOULD NOT be accepted multiple
- * times") needs a shared replay filter; not done here.
+ * NEW_TOKEN replay (§8.1.4 "SHOULD NOT be accepted multiple times") is
+ * the listener's business: it asks the shared filter of tokfilter.h with
+ * the token's nonce (dpq_token_nonce()) once a token opened.
  *
  * Threads: a struct dpq_tokens holds GnuTLS AEAD handles, which are not
  * safe to share: each shard makes its own from the same key bytes.
@@ -110,6 +111,32 @@ dpq_tokens_destroy(struct dpq_tokens *t);
 int
 dpq_tokens_set_key(struct dpq_tokens *t, uint8_t key_id,
 		const uint8_t key[DPQ_TOKEN_KEY_LEN]);
+
+/*
+ * Install exactly these keys (a server config version: every server of a
+ * fleet derives the same pair, so the order of rotations must not
+ * matter): cur becomes the key that seals, prev (NULL: none) is still
+ * accepted. The ids may be equal (a token whose id matches both is
+ * tried with both). Returns 0, -EINVAL or -EIO; on failure
+ * the keys in use stay.
+ */
+int
+dpq_tokens_set_keys(struct dpq_tokens *t, uint8_t cur_id,
+		const uint8_t cur[DPQ_TOKEN_KEY_LEN], uint8_t prev_id,
+		const uint8_t *prev);
+
+/* Change lifetimes and prefixes (checked as in dpq_tokens_create()).
+ * Returns 0 or -EINVAL. */
+int
+dpq_tokens_set_cfg(struct dpq_tokens *t, const struct dpq_token_cfg *cfg);
+
+const struct dpq_token_cfg *
+dpq_tokens_cfg(const struct dpq_tokens *t);
+
+/* The random nonce of a sealed token (DPQ_TOKEN_NONCE_LEN bytes at
+ * tok + 1), or NULL if len is too short to hold one. */
+const uint8_t *
+dpq_token_nonce(const uint8_t *tok, size_t len);
 
 /*
  * Seal a token describing info (issued, addr, type, and for Retry odcid

@@ -516,6 +516,59 @@ test_new_token(void **state)
 	dpq_listener_destroy(l);
 }
 
+/* §8.1.4: a NEW_TOKEN token serves one connection. The listener's own
+ * dpq_listener_new_token() output is accepted once; the same token again
+ * is handled as no token (Retry under "always"), and with no filter it
+ * would be accepted again. */
+static void
+test_new_token_single_use(void **state)
+{
+	struct dpq_listener_cfg cfg;
+	struct dpq_listener *l;
+	struct dpq_listener_result r;
+	struct dpq_tokfilter *f;
+	struct dpq_netaddr a;
+	uint8_t buf[1500], tok[DPQ_TOKEN_MAX_LEN];
+	size_t n;
+	ssize_t tl;
+
+	(void)state;
+	base_cfg(&cfg);
+	cfg.retry = DPQ_RETRY_ALWAYS;
+	l = mk(&cfg);
+	f = dpq_tokfilter_create(64, T0);
+	assert_non_null(f);
+	dpq_listener_set_token_filter(l, f);
+	peer4(&a, 7, 5000);
+	tl = dpq_listener_new_token(l, &a, T0, tok, sizeof(tok));
+	assert_true(tl > 0);
+	assert_int_equal(dpq_token_peek_type(tok, (size_t)tl), DPQ_TOKEN_NEW);
+	assert_int_equal(dpq_listener_stats(l)->token_new_issued, 1);
+	n = mk_initial(buf, 1200, client_dcid, 8, tok, (size_t)tl);
+	assert_int_equal(dpq_listener_on_datagram(l, buf, n, &a, T0 + SEC,
+			&r), DPQ_LISTEN_ACCEPT);
+	assert_int_equal(r.outcome, DPQ_LO_ACCEPT_NEW_TOKEN);
+	assert_true(r.addr_validated);
+	/* Replayed: Retry, counted. */
+	assert_int_equal(dpq_listener_on_datagram(l, buf, n, &a, T0 + 2 * SEC,
+			&r), DPQ_LISTEN_REPLY);
+	assert_int_equal(r.outcome, DPQ_LO_RETRY);
+	assert_int_equal(dpq_listener_stats(l)->token_new_replay, 1);
+	/* A second token for the same client is a new token. */
+	tl = dpq_listener_new_token(l, &a, T0 + 3 * SEC, tok, sizeof(tok));
+	n = mk_initial(buf, 1200, client_dcid, 8, tok, (size_t)tl);
+	assert_int_equal(dpq_listener_on_datagram(l, buf, n, &a, T0 + 4 * SEC,
+			&r), DPQ_LISTEN_ACCEPT);
+	/* Without the filter the replay would pass: the filter is what
+	 * refuses it. */
+	dpq_listener_set_token_filter(l, NULL);
+	assert_int_equal(dpq_listener_on_datagram(l, buf, n, &a, T0 + 5 * SEC,
+			&r), DPQ_LISTEN_ACCEPT);
+	assert_int_equal(r.outcome, DPQ_LO_ACCEPT_NEW_TOKEN);
+	dpq_listener_destroy(l);
+	dpq_tokfilter_destroy(f);
+}
+
 /* Retry by rate: 10/s, burst 5. */
 static void
 test_retry_rate(void **state)
@@ -863,6 +916,7 @@ main(void)
 		cmocka_unit_test(test_retry_always_roundtrip),
 		cmocka_unit_test(test_bad_retry_token),
 		cmocka_unit_test(test_new_token),
+		cmocka_unit_test(test_new_token_single_use),
 		cmocka_unit_test(test_retry_rate),
 		cmocka_unit_test(test_retry_never),
 		cmocka_unit_test(test_stateless_reset),

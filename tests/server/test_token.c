@@ -448,6 +448,51 @@ test_key_rotation(void **state)
 	dpq_tokens_destroy(NULL);
 }
 
+/* dpq_tokens_set_keys installs a derived pair as is: servers of a fleet
+ * derive ids independently, so current and previous may share an id and
+ * both must still open their tokens; a third key drops the oldest. */
+static void
+test_set_keys(void **state)
+{
+	struct dpq_tokens *a = dpq_tokens_create(NULL);
+	struct dpq_tokens *b = dpq_tokens_create(NULL);
+	struct dpq_token_info ti, got;
+	struct dpq_netaddr addr;
+	uint8_t tok1[DPQ_TOKEN_MAX_LEN], tok2[DPQ_TOKEN_MAX_LEN];
+	ssize_t n1, n2;
+
+	(void)state;
+	addr4(&addr, 10, 1, 2, 3, 1234);
+	new_info(&ti, &addr, 0);
+	assert_int_equal(dpq_tokens_set_keys(a, 64, key1, 0, NULL), -EINVAL);
+	assert_int_equal(dpq_tokens_set_keys(a, 5, key1, 0, NULL), 0);
+	n1 = dpq_token_seal(a, &ti, &rnd, tok1, sizeof(tok1));
+	assert_true(n1 > 0);
+	/* Rotation: key2 current, key1 previous, same id 5. */
+	assert_int_equal(dpq_tokens_set_keys(a, 5, key2, 5, key1), 0);
+	n2 = dpq_token_seal(a, &ti, &rnd, tok2, sizeof(tok2));
+	assert_int_equal(dpq_token_open(a, tok1, (size_t)n1, DPQ_TOKEN_NEW,
+			&addr, 0, &got), 0);
+	assert_int_equal(dpq_token_open(a, tok2, (size_t)n2, DPQ_TOKEN_NEW,
+			&addr, 0, &got), 0);
+	/* Another server given the same pair opens both (a fleet). */
+	assert_int_equal(dpq_tokens_set_keys(b, 5, key2, 5, key1), 0);
+	assert_int_equal(dpq_token_open(b, tok1, (size_t)n1, DPQ_TOKEN_NEW,
+			&addr, 0, &got), 0);
+	assert_int_equal(dpq_token_open(b, tok2, (size_t)n2, DPQ_TOKEN_NEW,
+			&addr, 0, &got), 0);
+	/* key3 current, key2 previous: key1's token is refused. */
+	assert_int_equal(dpq_tokens_set_keys(b, 9, key3, 5, key2), 0);
+	assert_int_equal(dpq_token_open(b, tok1, (size_t)n1, DPQ_TOKEN_NEW,
+			&addr, 0, &got), -EBADMSG);
+	assert_int_equal(dpq_token_open(b, tok2, (size_t)n2, DPQ_TOKEN_NEW,
+			&addr, 0, &got), 0);
+	assert_non_null(dpq_token_nonce(tok1, (size_t)n1));
+	assert_null(dpq_token_nonce(tok1, 5));
+	dpq_tokens_destroy(a);
+	dpq_tokens_destroy(b);
+}
+
 /* RFC 4231 test case 1 (key 0x0b x 20, "Hi There"): the reset token is
  * the first 16 bytes of HMAC-SHA256. */
 static void
@@ -529,6 +574,7 @@ main(void)
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_address),
 		cmocka_unit_test(test_key_rotation),
+		cmocka_unit_test(test_set_keys),
 		cmocka_unit_test(test_sreset_token),
 		cmocka_unit_test(test_sreset_sizes),
 	};
