@@ -50,6 +50,19 @@ struct mgmt_shard {
 	uint64_t backlog_now;
 };
 
+/* A server config request from another thread (see dpq_mgmt_rotate_keys):
+ * the caller fills the arguments and bumps seq (release); the service
+ * runs it, fills the results and sets done = seq (release). */
+enum { REQ_ROTATE = 1, REQ_POLICY };
+struct mgmt_req {
+	uint32_t seq, done;
+	int op;
+	unsigned int what;
+	struct dpq_srvcfg_policy pol;
+	int rc;
+	char err[DPQ_SRVCFG_ERR_MAX];
+};
+
 /* One handshake in progress. */
 struct hs_entry {
 	uint64_t handle;		/* DPQ_HS_HANDLE_NONE: free */
@@ -95,6 +108,13 @@ struct dpq_mgmt {
 	int cur_ctx;			/* -1: no server context */
 	struct dpq_tls_ctx *pending_ctx;	/* set by any thread */
 	uint64_t ctx_swaps;
+	/* Server config (srvcfg.h): the version each shard was sent. */
+	struct dpq_srvcfg *srvcfg;
+	uint64_t *pushed;
+	uint64_t tick_s;		/* wall second of the last tick */
+	struct mgmt_req req;
+	pthread_mutex_t info_lock;	/* info: read by other threads */
+	struct dpq_mgmt_srvcfg_info info;
 };
 
 static unsigned int instance_seq;
@@ -579,6 +599,176 @@ handle_request(struct dpq_mgmt *m, struct mgmt_shard *sh,
 	}
 }
 
+/* ---- server config (mgmt only, except the request entry points) ------ */
+
+static void
+info_update(struct dpq_mgmt *m)
+{
+	const struct dpq_srvcfg_version *v = dpq_srvcfg_current(m->srvcfg);
+
+	pthread_mutex_lock(&m->info_lock);
+	m->info.version = v->version;
+	m->info.early_epoch = v->early_epoch;
+	memcpy(m->info.stek_name, v->stek_name, sizeof(v->stek_name));
+	memcpy(m->info.token_name, v->token_name, sizeof(v->token_name));
+	m->info.token_id[0] = v->token_id[0];
+	m->info.token_id[1] = v->token_has_prev ? v->token_id[1] : 0;
+	m->info.policy = v->policy;
+	pthread_mutex_unlock(&m->info_lock);
+}
+
+/* Send the current version to every shard that lacks it. A full backlog
+ * leaves it for the next poll. */
+static unsigned int
+srvcfg_push(struct dpq_mgmt *m)
+{
+	const struct dpq_srvcfg_version *v = dpq_srvcfg_current(m->srvcfg);
+	struct dpq_hs_config cfg;
+	struct dpq_hs_msg msg;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < m->n_shards; i++)
+		if (m->pushed[i] != v->version)
+			break;
+	if (i == m->n_shards)
+		return 0;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.version = v->version;
+	cfg.token_lifetime_us = v->policy.token_lifetime_us;
+	cfg.retry_token_lifetime_us = v->policy.retry_token_lifetime_us;
+	cfg.max_early_data = v->policy.max_early_data;
+	memcpy(cfg.token_key, v->token_key, sizeof(cfg.token_key));
+	cfg.token_id[0] = v->token_id[0];
+	cfg.token_id[1] = v->token_id[1];
+	cfg.token_has_prev = v->token_has_prev;
+	cfg.new_token = v->policy.new_token;
+	cfg.token_v4_prefix = v->policy.token_v4_prefix;
+	cfg.token_v6_prefix = v->policy.token_v6_prefix;
+	cfg.early_data = v->policy.early_data;
+	msg_init(&msg, DPQ_HS_HANDLE_NONE, DPQ_HS_CONFIG);
+	memcpy(msg.data, &cfg, sizeof(cfg));
+	msg.len = sizeof(cfg);
+	for (i = 0; i < m->n_shards; i++) {
+		if (m->pushed[i] == v->version)
+			continue;
+		if (post(&m->shards[i], &msg) == 0) {
+			m->pushed[i] = v->version;
+			n++;
+		}
+	}
+	explicit_bzero(&cfg, sizeof(cfg));
+	dpq_hs_msg_wipe(&msg);
+	return n;
+}
+
+static unsigned int
+srvcfg_poll(struct dpq_mgmt *m)
+{
+	uint32_t seq = __atomic_load_n(&m->req.seq, __ATOMIC_ACQUIRE);
+	uint64_t before = dpq_srvcfg_current(m->srvcfg)->version;
+	uint64_t now_s = (uint64_t)time(NULL);
+
+	if (seq != m->req.done) {
+		m->req.err[0] = '\0';
+		if (m->req.op == REQ_ROTATE) {
+			m->req.rc = dpq_srvcfg_rotate(m->srvcfg, m->req.what,
+					now_s, m->req.err,
+					sizeof(m->req.err));
+			if (m->req.rc == 0)
+				__atomic_store_n(&m->info.rotations,
+					m->info.rotations + 1,
+					__ATOMIC_RELAXED);
+		} else {
+			m->req.rc = dpq_srvcfg_set_policy(m->srvcfg,
+					&m->req.pol, m->req.err,
+					sizeof(m->req.err));
+		}
+		__atomic_store_n(&m->req.done, seq, __ATOMIC_RELEASE);
+	}
+	if (now_s != m->tick_s) {
+		m->tick_s = now_s;
+		if (dpq_srvcfg_tick(m->srvcfg, now_s))
+			__atomic_store_n(&m->info.scheduled,
+				m->info.scheduled + 1, __ATOMIC_RELAXED);
+	}
+	if (dpq_srvcfg_current(m->srvcfg)->version != before)
+		info_update(m);
+	return srvcfg_push(m);
+}
+
+static int
+srvcfg_request(struct dpq_mgmt *m, int op, unsigned int what,
+		const struct dpq_srvcfg_policy *p, int timeout_ms, char *err,
+		size_t n)
+{
+	uint32_t seq;
+	struct timespec ts = { 0, 100000 };
+	long waited_us = 0;
+
+	if (m == NULL)
+		return -EINVAL;
+	if (m->srvcfg == NULL) {
+		snprintf(err, n, "no server config");
+		return -ENOENT;
+	}
+	if (__atomic_load_n(&m->req.done, __ATOMIC_ACQUIRE) != m->req.seq) {
+		snprintf(err, n, "an earlier request is still running");
+		return -EBUSY;
+	}
+	m->req.op = op;
+	m->req.what = what;
+	if (p != NULL)
+		m->req.pol = *p;
+	seq = m->req.seq + 1;
+	__atomic_store_n(&m->req.seq, seq, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&m->req.done, __ATOMIC_ACQUIRE) != seq) {
+		if (waited_us >= (long)timeout_ms * 1000) {
+			snprintf(err, n, "the management thread did not answer "
+				"within %d ms (the request still runs)",
+				timeout_ms);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+		waited_us += 100;
+	}
+	if (m->req.rc != 0)
+		snprintf(err, n, "%s", m->req.err);
+	return m->req.rc;
+}
+
+int
+dpq_mgmt_rotate_keys(struct dpq_mgmt *m, unsigned int what, int timeout_ms,
+		char *err, size_t n)
+{
+	return srvcfg_request(m, REQ_ROTATE, what, NULL, timeout_ms, err, n);
+}
+
+int
+dpq_mgmt_set_policy(struct dpq_mgmt *m, const struct dpq_srvcfg_policy *p,
+		int timeout_ms, char *err, size_t n)
+{
+	if (p == NULL)
+		return -EINVAL;
+	return srvcfg_request(m, REQ_POLICY, 0, p, timeout_ms, err, n);
+}
+
+int
+dpq_mgmt_srvcfg_info(struct dpq_mgmt *m, struct dpq_mgmt_srvcfg_info *out)
+{
+	if (m == NULL || out == NULL)
+		return -EINVAL;
+	if (m->srvcfg == NULL)
+		return -ENOENT;
+	pthread_mutex_lock(&m->info_lock);
+	*out = m->info;
+	pthread_mutex_unlock(&m->info_lock);
+	out->rotations = __atomic_load_n(&m->info.rotations,
+			__ATOMIC_RELAXED);
+	out->scheduled = __atomic_load_n(&m->info.scheduled,
+			__ATOMIC_RELAXED);
+	return 0;
+}
+
 int
 dpq_mgmt_poll(struct dpq_mgmt *m, unsigned int budget)
 {
@@ -588,6 +778,8 @@ dpq_mgmt_poll(struct dpq_mgmt *m, unsigned int budget)
 	if (m == NULL)
 		return -EINVAL;
 	ctx_adopt(m);
+	if (m->srvcfg != NULL)
+		work += srvcfg_poll(m);
 	for (i = 0; i < m->n_shards; i++)
 		work += shard_flush(&m->shards[i]);
 	/* Round robin over the shards, a burst at a time, until the budget
@@ -737,15 +929,21 @@ dpq_mgmt_create(const struct dpq_mgmt_conf *conf)
 	if (conf == NULL || conf->n_shards == 0 ||
 	    conf->n_shards > DPQ_MGMT_MAX_SHARDS ||
 	    conf->max_handshakes > (UINT32_C(1) << 30)) {
+		if (conf != NULL)
+			dpq_srvcfg_destroy(conf->srvcfg);
 		errno = EINVAL;
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL) {
+		dpq_srvcfg_destroy(conf->srvcfg);
 		errno = ENOMEM;
 		return NULL;
 	}
 	m->conf = *conf;
+	pthread_mutex_init(&m->info_lock, NULL);
+	m->srvcfg = conf->srvcfg;
+	m->conf.srvcfg = NULL;
 	if (m->conf.ring_size == 0)
 		m->conf.ring_size = DPQ_MGMT_DEFAULT_RING;
 	if (m->conf.pool_size == 0)
@@ -772,8 +970,17 @@ dpq_mgmt_create(const struct dpq_mgmt_conf *conf)
 		m->hbits++;
 	m->hidx = calloc(hsize, sizeof(*m->hidx));
 	m->shards = calloc(m->n_shards, sizeof(*m->shards));
-	if (m->entries == NULL || m->hidx == NULL || m->shards == NULL)
+	m->pushed = calloc(m->n_shards, sizeof(*m->pushed));
+	if (m->entries == NULL || m->hidx == NULL || m->shards == NULL ||
+	    m->pushed == NULL)
 		goto fail;
+	if (m->srvcfg != NULL) {
+		/* The shards start with this version (see the conf). */
+		for (i = 0; i < m->n_shards; i++)
+			m->pushed[i] = dpq_srvcfg_current(m->srvcfg)->version;
+		m->tick_s = (uint64_t)time(NULL);
+		info_update(m);
+	}
 	for (i = 0; i < m->cap; i++)
 		m->entries[i].next_free = i + 1 < m->cap ? i + 1 : ENTRY_NONE;
 	m->free_head = 0;
@@ -828,6 +1035,9 @@ dpq_mgmt_destroy(struct dpq_mgmt *m)
 	free(m->shards);
 	free(m->hidx);
 	free(m->entries);
+	free(m->pushed);
+	dpq_srvcfg_destroy(m->srvcfg);
+	pthread_mutex_destroy(&m->info_lock);
 	free(m);
 }
 

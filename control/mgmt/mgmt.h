@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "dataplane/shard/msg.h"
+#include "control/mgmt/srvcfg.h"
 #include "control/tls/tls.h"
 
 #define DPQ_MGMT_MAX_SHARDS		128
@@ -80,6 +81,24 @@ struct dpq_mgmt_conf {
 	const int *socket_ids;
 	/* Runner: longest idle sleep; 0: DPQ_MGMT_DEFAULT_IDLE_SLEEP_US. */
 	unsigned int idle_sleep_us;
+	/* The server config (srvcfg.h), owned by the service from create
+	 * on (destroyed with it, also when create fails); NULL: none (no
+	 * ticket keys: no resumption, no config messages). Its version at
+	 * create is taken as known to the shards already (the daemon sets
+	 * them up with it); later versions go to every shard as HS_CONFIG. */
+	struct dpq_srvcfg *srvcfg;
+};
+
+/* The public face of the current server config version (no key bytes). */
+struct dpq_mgmt_srvcfg_info {
+	uint64_t version;
+	uint64_t early_epoch;
+	char stek_name[2][9];		/* current, previous ("" none) */
+	char token_name[2][9];
+	uint8_t token_id[2];
+	struct dpq_srvcfg_policy policy;
+	uint64_t rotations;		/* on command */
+	uint64_t scheduled;		/* by the schedule */
 };
 
 /* Per-shard counters. */
@@ -140,6 +159,22 @@ int dpq_mgmt_set_server_ctx(struct dpq_mgmt *m, struct dpq_tls_ctx *ctx);
 bool dpq_mgmt_server_ctx_pending(const struct dpq_mgmt *m);
 /* How many contexts were adopted so far. */
 uint64_t dpq_mgmt_server_ctx_swaps(const struct dpq_mgmt *m);
+
+/*
+ * Server config requests from another thread (the control socket's):
+ * executed by the management thread on its next poll; the caller waits
+ * at most timeout_ms. One caller at a time. Return 0, the operation's
+ * error with err filled (dpq_srvcfg_rotate / _set_policy), -ENOENT (no
+ * server config), -EBUSY (a request still running) or -ETIMEDOUT (the
+ * request will still run).
+ */
+int dpq_mgmt_rotate_keys(struct dpq_mgmt *m, unsigned int what,
+		int timeout_ms, char *err, size_t n);
+int dpq_mgmt_set_policy(struct dpq_mgmt *m,
+		const struct dpq_srvcfg_policy *p, int timeout_ms, char *err,
+		size_t n);
+/* The current version (any thread). -ENOENT: no server config. */
+int dpq_mgmt_srvcfg_info(struct dpq_mgmt *m, struct dpq_mgmt_srvcfg_info *out);
 
 /* Counters of one shard (any thread; values are individually atomic). */
 int dpq_mgmt_get_stats(const struct dpq_mgmt *m, unsigned int shard,

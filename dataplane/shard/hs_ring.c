@@ -34,6 +34,9 @@ struct dpq_hs_ring {
 	uint64_t purged, release_lost, release_pending;
 	uint64_t replies, applied, stale, bad, torn, tp_rejected;
 	uint64_t hs_complete, hs_failed, backlog_now;
+	void (*on_config)(void *arg, const struct dpq_hs_config *cfg);
+	void *config_arg;
+	uint64_t config_version;
 	struct dpq_hs_msg slots[];	/* the backlog */
 };
 
@@ -159,6 +162,8 @@ dpq_hs_ring_create(const struct dpq_hs_ring_conf *conf,
 		return -ENOMEM;
 	}
 	r->chan = conf->chan;
+	r->on_config = conf->on_config;
+	r->config_arg = conf->config_arg;
 	r->rel_cap = rels;
 	dpq_hs_backlog_init(&r->bl, r->slots, backlog);
 	*out = r;
@@ -250,6 +255,21 @@ apply(struct dpq_hs_ring *r, const struct dpq_hs_msg *m,
 	struct dpq_conn *c;
 	int rc;
 
+	if (m->type == DPQ_HS_CONFIG) {
+		struct dpq_hs_config cfg;
+
+		if (m->handle != DPQ_HS_HANDLE_NONE || m->len != sizeof(cfg)) {
+			DPQ_HS_STAT_ADD(r->bad, 1);
+			return;
+		}
+		memcpy(&cfg, m->data, sizeof(cfg));
+		if (r->on_config != NULL)
+			r->on_config(r->config_arg, &cfg);
+		__atomic_store_n(&r->config_version, cfg.version,
+				__ATOMIC_RELEASE);
+		explicit_bzero(&cfg, sizeof(cfg));
+		return;
+	}
 	if (m->handle == DPQ_HS_HANDLE_NONE || m->len > DPQ_HS_MSG_DATA_MAX ||
 	    m->type < DPQ_HS_SEND || m->type >= DPQ_HS_TYPE_MAX ||
 	    ((m->type == DPQ_HS_SEND || m->type == DPQ_HS_SECRET) &&
@@ -378,6 +398,8 @@ dpq_hs_ring_get_stats(const struct dpq_hs_ring *r,
 	st->release_pending = DPQ_HS_STAT_LOAD(r->release_pending);
 	st->release_lost = DPQ_HS_STAT_LOAD(r->release_lost);
 	st->replies = DPQ_HS_STAT_LOAD(r->replies);
+	st->config_version = __atomic_load_n(&r->config_version,
+			__ATOMIC_ACQUIRE);
 	st->applied = DPQ_HS_STAT_LOAD(r->applied);
 	st->stale = DPQ_HS_STAT_LOAD(r->stale);
 	st->bad = DPQ_HS_STAT_LOAD(r->bad);

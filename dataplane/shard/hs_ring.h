@@ -45,6 +45,11 @@ struct dpq_hs_ring_conf {
 	unsigned int backlog;		/* 0: DPQ_HS_RING_DEFAULT_BACKLOG */
 	unsigned int max_releases;	/* 0: DPQ_HS_RING_DEFAULT_RELEASES */
 	int socket_id;			/* memory; SOCKET_ID_ANY: any */
+	/* A server config version arrived (HS_CONFIG): apply it to the
+	 * shard (token keys, policies). NULL: ignored. Shard only, from
+	 * dpq_hs_ring_drain(). */
+	void (*on_config)(void *arg, const struct dpq_hs_config *cfg);
+	void *config_arg;
 };
 
 struct dpq_hs_ring_stats {
@@ -66,6 +71,7 @@ struct dpq_hs_ring_stats {
 	uint64_t tp_rejected;		/* peer parameters the conn refused */
 	uint64_t hs_complete;
 	uint64_t hs_failed;
+	uint64_t config_version;	/* last HS_CONFIG applied (0: none) */
 };
 
 struct dpq_hs_ring;

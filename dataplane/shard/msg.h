@@ -12,7 +12,9 @@
  * shard, one per direction:
  *   requests  shard -> mgmt   HS_NEW, HS_CRYPTO, HS_RELEASE
  *   replies   mgmt -> shard   HS_SEND, HS_SECRET, HS_PEER_TP, HS_COMPLETE,
- *                             HS_FAILED
+ *                             HS_FAILED; HS_CONFIG (no connection: a new
+ *                             server config version, struct
+ *                             dpq_hs_config)
  * The sender allocates, the receiver frees (dpq_hs_msg_free(), which
  * wipes secret bytes first).
  *
@@ -104,6 +106,7 @@ enum dpq_hs_msg_type {
 	DPQ_HS_PEER_TP,		/* the peer's transport parameters (parts) */
 	DPQ_HS_COMPLETE,	/* handshake complete; data = ALPN */
 	DPQ_HS_FAILED,		/* close with error_code */
+	DPQ_HS_CONFIG,		/* handle NONE; data = struct dpq_hs_config */
 	DPQ_HS_TYPE_MAX,
 };
 
@@ -143,6 +146,34 @@ _Static_assert(sizeof(struct dpq_hs_msg) == DPQ_HS_MSG_SIZE,
 _Static_assert(offsetof(struct dpq_hs_msg, data) == DPQ_HS_MSG_HDR_LEN,
 		"dpq_hs_msg header");
 
+/*
+ * A server config version as the shards need it (control/mgmt/srvcfg.h):
+ * the address-validation token keys and the policies applied by the
+ * shard. Why a message on the existing ring rather than a pointer swap
+ * under DPDK RCU (rte_rcu_qsbr): the shard drains this ring on every
+ * poll anyway, the data is about a hundred bytes, each shard must build
+ * its own GnuTLS AEAD handles from the key bytes (they are not safe to
+ * share between threads), and in-order delivery with the handshake
+ * replies needs no quiescent-state reporting in the shard loop. Versions
+ * only grow; a shard applies what it receives and reports the version.
+ */
+#define DPQ_HS_TOKEN_KEY_LEN	16
+struct dpq_hs_config {
+	uint64_t version;
+	uint64_t token_lifetime_us;	/* NEW_TOKEN tokens */
+	uint64_t retry_token_lifetime_us;
+	uint64_t max_early_data;	/* 0-RTT bytes per connection */
+	uint8_t token_key[2][DPQ_HS_TOKEN_KEY_LEN];	/* current, previous */
+	uint8_t token_id[2];
+	uint8_t token_has_prev;
+	uint8_t new_token;		/* send NEW_TOKEN frames */
+	uint8_t token_v4_prefix, token_v6_prefix;
+	uint8_t early_data;		/* 0-RTT accepted at all */
+	uint8_t pad;
+};
+_Static_assert(sizeof(struct dpq_hs_config) <= DPQ_HS_MSG_DATA_MAX,
+		"dpq_hs_config fits a message");
+
 /* Bytes of a message that carry information. */
 static inline size_t
 dpq_hs_msg_size(const struct dpq_hs_msg *m)
@@ -157,6 +188,8 @@ dpq_hs_msg_wipe(struct dpq_hs_msg *m)
 	if (m->type == DPQ_HS_SECRET)
 		explicit_bzero(m->data, sizeof(m->data) < DPQ_HS_SECRET_MAX ?
 				sizeof(m->data) : DPQ_HS_SECRET_MAX);
+	else if (m->type == DPQ_HS_CONFIG)
+		explicit_bzero(m->data, sizeof(struct dpq_hs_config));
 }
 
 /* Give a message object back to its pool, wiping secrets first. Called by

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -995,6 +996,85 @@ test_threaded_handshakes(void **state)
 	free(fs);
 }
 
+/* The server config: a rotation asked from this thread is run by the
+ * service's thread, and the new version goes to every shard as one
+ * HS_CONFIG with the new token keys (current + previous); a policy
+ * change makes another version; requests without a config are refused. */
+static void
+test_srvcfg_versions(void **state)
+{
+	struct dpq_mgmt_conf conf = {
+		.server_ctx = sctx, .client_ctx = cctx, .n_shards = 2,
+	};
+	struct dpq_srvcfg_conf sc;
+	struct dpq_srvcfg *cfg = NULL;
+	struct dpq_mgmt_srvcfg_info in;
+	struct dpq_srvcfg_policy pol;
+	struct dpq_hs_config got;
+	struct dpq_mgmt *m;
+	uint8_t tok1[16];
+	char err[DPQ_SRVCFG_ERR_MAX];
+	unsigned int sh;
+
+	(void)state;
+	dpq_srvcfg_conf_default(&sc);
+	assert_int_equal(dpq_srvcfg_create(&sc, 1700000000, &cfg, err,
+			sizeof(err)), 0);
+	memcpy(tok1, dpq_srvcfg_current(cfg)->token_key[0], 16);
+	conf.srvcfg = cfg;
+	m = dpq_mgmt_create(&conf);
+	assert_non_null(m);
+	assert_int_equal(dpq_mgmt_srvcfg_info(m, &in), 0);
+	assert_int_equal(in.version, 1);
+	assert_int_equal(dpq_mgmt_start_thread(m), 0);
+	assert_int_equal(dpq_mgmt_rotate_keys(m, DPQ_SRVCFG_TICKETS |
+			DPQ_SRVCFG_TOKENS, 5000, err, sizeof(err)), 0);
+	assert_int_equal(dpq_mgmt_srvcfg_info(m, &in), 0);
+	assert_int_equal(in.version, 2);
+	assert_int_equal(in.rotations, 1);
+	assert_string_not_equal(in.stek_name[0], in.stek_name[1]);
+	for (sh = 0; sh < 2; sh++) {
+		struct dpq_hs_chan *ch = dpq_mgmt_chan(m, sh);
+		struct dpq_hs_msg *msg = NULL;
+		int i;
+
+		for (i = 0; i < 2000 && (msg = rep_get(ch)) == NULL; i++)
+			usleep(1000);
+		assert_non_null(msg);
+		assert_int_equal(msg->type, DPQ_HS_CONFIG);
+		assert_int_equal(msg->handle, DPQ_HS_HANDLE_NONE);
+		assert_int_equal(msg->len, sizeof(got));
+		memcpy(&got, msg->data, sizeof(got));
+		dpq_hs_msg_free(msg);
+		assert_int_equal(got.version, 2);
+		assert_true(got.token_has_prev);
+		assert_memory_equal(got.token_key[1], tok1, 16);
+		assert_memory_not_equal(got.token_key[0], tok1, 16);
+		assert_true(got.new_token);
+		assert_true(got.early_data);
+	}
+	pol = in.policy;
+	pol.new_token = false;
+	assert_int_equal(dpq_mgmt_set_policy(m, &pol, 5000, err, sizeof(err)),
+			0);
+	assert_int_equal(dpq_mgmt_srvcfg_info(m, &in), 0);
+	assert_int_equal(in.version, 3);
+	assert_false(in.policy.new_token);
+	pol.ticket_lifetime_s = 0;
+	assert_int_equal(dpq_mgmt_set_policy(m, &pol, 5000, err, sizeof(err)),
+			-EINVAL);
+	assert_true(err[0] != '\0');
+	dpq_mgmt_destroy(m);
+
+	/* No server config: refused, nothing sent. */
+	conf.srvcfg = NULL;
+	m = dpq_mgmt_create(&conf);
+	assert_int_equal(dpq_mgmt_rotate_keys(m, DPQ_SRVCFG_TOKENS, 100, err,
+			sizeof(err)), -ENOENT);
+	assert_int_equal(dpq_mgmt_srvcfg_info(m, &in), -ENOENT);
+	dpq_mgmt_destroy(m);
+}
+
 static void
 quiet_log(void *arg, const char *msg)
 {
@@ -1034,6 +1114,7 @@ main(void)
 		cmocka_unit_test(test_fail_list),
 		cmocka_unit_test(test_peer_tparams),
 		cmocka_unit_test(test_threaded_handshakes),
+		cmocka_unit_test(test_srvcfg_versions),
 	};
 	int rc;
 
