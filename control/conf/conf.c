@@ -31,6 +31,8 @@ static const struct dpq_conf_section *const sections[] = {
 	&dpq_conf_section_recovery,
 	&dpq_conf_section_fec,
 	&dpq_conf_section_crypto,
+	&dpq_conf_section_tickets,
+	&dpq_conf_section_tokens,
 	&dpq_conf_section_ctl,
 	&dpq_conf_section_qlog,
 	&dpq_conf_section_log,

@@ -200,6 +200,26 @@ struct dpq_conf_fec {
 struct dpq_conf_crypto {
 	uint64_t key_update_pkts;	/* 0: only before the AEAD limit */
 	double key_update_gap;		/* seconds between our updates */
+/* [tickets]: TLS session tickets and 0-RTT (keys_rtt0.c). */
+struct dpq_conf_tickets {
+	char *key_file;			/* NULL: random secret at start */
+	double rotation;		/* s; 0: only on command */
+	double lifetime;		/* s */
+	bool early_data;
+	uint64_t max_early_data;	/* bytes */
+	double replay_window;		/* s */
+	uint64_t replay_entries;
+};
+
+/* [tokens]: address-validation tokens (keys_rtt0.c). */
+struct dpq_conf_tokens {
+	char *key_file;
+	double rotation;
+	bool new_token;
+	double lifetime;		/* NEW_TOKEN tokens, s */
+	double retry_lifetime;		/* Retry tokens, s */
+	uint64_t filter_entries;	/* NEW_TOKEN replay filter */
+	uint64_t v4_prefix, v6_prefix;
 };
 
 /* [qlog]: per-connection qlog files (keys_qlog.c). */
@@ -221,6 +241,8 @@ struct dpq_conf {
 	struct dpq_conf_fec fec;
 	struct dpq_conf_crypto crypto;
 	struct dpq_conf_qlog qlog;
+	struct dpq_conf_tickets tickets;
+	struct dpq_conf_tokens tokens;
 	struct dpq_conf_src src[DPQ_CONF_KEYS_MAX];
 };
 
@@ -231,6 +253,8 @@ extern const struct dpq_conf_section dpq_conf_section_recovery;
 extern const struct dpq_conf_section dpq_conf_section_fec;
 extern const struct dpq_conf_section dpq_conf_section_crypto;
 extern const struct dpq_conf_section dpq_conf_section_qlog;
+extern const struct dpq_conf_section dpq_conf_section_tickets;
+extern const struct dpq_conf_section dpq_conf_section_tokens;
 
 /* ---- API -------------------------------------------------------------- */
 

@@ -13,6 +13,9 @@
  *   reload.c    SIGHUP / `dpquic-ctl reload`: what changed, applied or
  *               reported as needing a restart
  *   qlog.c      per-connection qlog files: shard hook -> ring -> files
+ *   keys.c      the server config (ticket and token keys, 0-RTT and
+ *               NEW_TOKEN policy): set-up, versions applied on the
+ *               shards, `dpquic-ctl rotate-keys` and `keys`
  */
 #ifndef DPQ_DPQUICD_H
 #define DPQ_DPQUICD_H
@@ -127,6 +130,7 @@ struct dpqd_shard {
 	bool on_main;			/* polled by the main lcore */
 	struct dpqd_mailbox *mb;
 	struct dpqd_qlog_shard *qlog;
+	uint64_t config_version;	/* server config applied (atomic) */
 };
 
 /* The daemon's state; one instance, in main.c. */
@@ -148,6 +152,7 @@ struct dpqd {
 	struct dpq_mgmt *mgmt;
 	struct dpq_driver *drv;
 	struct dpq_tls_ctx *tls;
+	struct dpq_tokfilter *token_filter;	/* shared by the listeners */
 	struct dpq_ctl *ctl;
 	uint64_t t_start_us;
 
@@ -230,6 +235,21 @@ int dpqd_fec_conn_conf(const struct dpq_conf *c, struct dpq_conn_conf *cc);
 int dpqd_fec_start(const struct dpq_conf *c);
 int dpqd_fec_apply(struct dpqd *d, const struct dpq_conf *c);
 int dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg);
+/* keys.c */
+/* The server config's policy from conf c (also for reloads). */
+void dpqd_srvcfg_policy(const struct dpq_conf *c, struct dpq_srvcfg_policy *p);
+/* Key files read (or secrets drawn) and version 1 built. */
+int dpqd_srvcfg_create(const struct dpq_conf *c, struct dpq_srvcfg **out,
+		char *err, size_t n);
+/* Version v's token keys and policies into shard r before it runs. */
+void dpqd_srvcfg_apply_first(struct dpqd_shard *r,
+		const struct dpq_srvcfg_version *v);
+/* A shard's struct dpq_hs_ring_conf.on_config (arg: its dpqd_shard). */
+void dpqd_on_config(void *arg, const struct dpq_hs_config *cfg);
+int dpqd_keys_register(struct dpqd *d);
+/* A reload's new [tickets]/[tokens] policy to the management thread. */
+int dpqd_srvcfg_reload(struct dpqd *d, const struct dpq_conf *c, char *err,
+		size_t n);
 
 /* qlog.c: per-connection qlog files. Shard side: */
 int dpqd_qlog_attach(struct dpqd_shard *s, struct dpq_conn *c);

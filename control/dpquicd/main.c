@@ -246,7 +246,7 @@ shard_loop(void *arg)
 
 static int
 setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
-		const uint8_t *token_key, const uint8_t *sreset_key)
+		const struct dpq_srvcfg_version *v0, const uint8_t *sreset_key)
 {
 	static const struct dpq_rand rnd = { dpq_rand_system_fill, NULL };
 	struct dpq_listener_cfg lc;
@@ -259,6 +259,8 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 
 	hc.chan = dpq_mgmt_chan(d->mgmt, i);
 	hc.socket_id = SOCKET_ID_ANY;
+	hc.on_config = dpqd_on_config;
+	hc.config_arg = r;
 	rc = dpq_hs_ring_create(&hc, &r->ring);
 	if (rc != 0)
 		return rc;
@@ -291,6 +293,7 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 	sc.handoff = d->nshards > 1 ? handoff : NULL;
 	sc.cid_shard = cid_to_shard;
 	sc.socket_id = SOCKET_ID_ANY;
+	sc.new_token = v0->policy.new_token;
 	rc = dpq_shard_create(&sc, &r->shard);
 	if (rc != 0)
 		return rc;
@@ -308,10 +311,11 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 			&rnd, dpq_shard_now_us());
 	if (r->listener == NULL)
 		return -ENOMEM;
-	/* One token key for every shard (and, later, the fleet). */
-	rc = dpq_listener_set_token_key(r->listener, 1, token_key);
-	if (rc != 0)
-		return rc;
+	/* The server config's token keys and policies (the same for every
+	 * shard, and for the fleet with a shared key file); later versions
+	 * come over the handshake ring. */
+	dpq_listener_set_token_filter(r->listener, d->token_filter);
+	dpqd_srvcfg_apply_first(r, v0);
 	dpq_shard_set_listener(r->shard, r->listener);
 	return 0;
 }
@@ -656,7 +660,9 @@ main(int argc, char **argv)
 	struct dpqd *d = &dpqd;
 	struct dpq_mgmt_conf mc = { 0 };
 	struct rte_ring *handoff[DPQD_MAX_SHARDS] = { NULL };
-	uint8_t token_key[32], sreset_key[32];
+	uint8_t sreset_key[32];
+	struct dpq_srvcfg *srvcfg = NULL;
+	struct dpq_srvcfg_version v0;
 	char err[DPQ_CONF_ERR_MAX], a[64];
 	char **eal_argv = NULL;
 	unsigned int i, lcore;
@@ -694,6 +700,13 @@ main(int argc, char **argv)
 		rc = DPQ_EXIT_TLS;
 		goto out;
 	}
+	/* 2b. server config: ticket and token key files */
+	if (dpqd_srvcfg_create(&d->conf, &srvcfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dpquicd: %s\n", err);
+		rc = DPQ_EXIT_TLS;
+		goto out;
+	}
+	v0 = *dpq_srvcfg_current(srvcfg);
 	/* 3. control socket: a second daemon stops here, before EAL */
 	if (ctl_open(d) != 0) {
 		rc = DPQ_EXIT_CTL;
@@ -738,6 +751,8 @@ main(int argc, char **argv)
 	dpqd_fec_start(&d->conf);	/* checked by the config already */
 	mc.server_ctx = d->tls;
 	mc.n_shards = d->nshards;
+	mc.srvcfg = srvcfg;	/* the management thread owns it now */
+	srvcfg = NULL;
 	d->mgmt = dpq_mgmt_create(&mc);
 	if (d->mgmt == NULL || start_mgmt_unpinned(d->mgmt) != 0) {
 		fprintf(stderr, "dpquicd: management thread failed: %s\n",
@@ -749,8 +764,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 	dpq_cid_cfg_default(&cid_cfg);
-	dpq_rand_system_fill(NULL, token_key, sizeof(token_key));
 	dpq_rand_system_fill(NULL, sreset_key, sizeof(sreset_key));
+	d->token_filter = dpq_tokfilter_create(d->conf.tokens.filter_entries,
+			dpq_shard_now_us());
+	if (d->token_filter == NULL) {
+		fprintf(stderr, "dpquicd: NEW_TOKEN replay filter: %s\n",
+			strerror(errno));
+		goto out;
+	}
 	for (i = 0; i < d->nshards && d->nshards > 1; i++) {
 		char name[32];
 
@@ -764,7 +785,7 @@ main(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < d->nshards; i++) {
-		int src = setup_shard(d, i, handoff, token_key, sreset_key);
+		int src = setup_shard(d, i, handoff, &v0, sreset_key);
 
 		if (src != 0) {
 			fprintf(stderr, "dpquicd: shard %u setup failed: %s\n",
@@ -778,7 +799,8 @@ main(int argc, char **argv)
 		DLOG(ERR, "qlog rings: %s\n", rte_strerror(rte_errno));
 		goto out;
 	}
-	if (d->ctl != NULL && dpqd_cmds_register(d) != 0)
+	if (d->ctl != NULL && (dpqd_cmds_register(d) != 0 ||
+			dpqd_keys_register(d) != 0))
 		goto out;
 
 	/* 6. run: shards on worker lcores; one left over on the main one */
@@ -825,6 +847,10 @@ out:
 		rte_ring_free(handoff[i]);
 	}
 	dpq_mgmt_destroy(d->mgmt);
+	dpq_srvcfg_destroy(srvcfg);
+	explicit_bzero(&v0, sizeof(v0));
+	explicit_bzero(sreset_key, sizeof(sreset_key));
+	dpq_tokfilter_destroy(d->token_filter);
 	if (d->drv != NULL)
 		dpq_driver_close(d->drv);
 	dpq_tls_ctx_destroy(d->tls);

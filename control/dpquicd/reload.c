@@ -19,7 +19,7 @@
 struct diff {
 	const struct dpq_conf *old, *new;
 	char applied[LIST_MAX], restart[LIST_MAX];
-	bool tls, log, retry, fec, qlog;
+	bool tls, log, retry, fec, qlog, srvcfg;
 };
 
 static void
@@ -57,6 +57,9 @@ diff_one(void *arg, const struct dpq_conf_section *s,
 		df->fec = true;
 	else if (strcmp(s->name, "qlog") == 0)
 		df->qlog = true;
+	else if (strcmp(s->name, "tickets") == 0 ||
+		 strcmp(s->name, "tokens") == 0)
+		df->srvcfg = true;
 }
 
 /* A new TLS context from c's certificate; handed to the management
@@ -154,6 +157,21 @@ dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req)
 	dpq_conf_foreach(diff_one, &df);
 	if (df.tls) {
 		rc = reload_tls(d, &nc, err, sizeof(err));
+		if (rc != 0) {
+			dpq_conf_free(&nc);
+			DLOG(ERR, "reload failed, still running with the "
+				"previous configuration: %s\n", err);
+			if (req != NULL)
+				return dpq_ctl_req_error(req, "reload: %s "
+					"(still running with the previous "
+					"configuration)", err);
+			return rc;
+		}
+	}
+	if (df.srvcfg) {
+		/* A new server config version (0-RTT and token policy);
+		 * the key files are read by rotate-keys, not here. */
+		rc = dpqd_srvcfg_reload(d, &nc, err, sizeof(err));
 		if (rc != 0) {
 			dpq_conf_free(&nc);
 			DLOG(ERR, "reload failed, still running with the "

@@ -40,6 +40,7 @@ struct snap {
 	struct dpq_mgmt_stats ms;
 	struct dpq_app_stats as;
 	struct dpq_listener_stats ls;
+	uint64_t config_version;	/* server config the shard runs */
 };
 
 struct stat_row {
@@ -103,6 +104,15 @@ static const struct stat_row shard_rows[] = {
 	R("mgmt_ring_full", ms.ring_full),
 	R("mgmt_handshakes_ok", ms.hs_ok),
 	R("mgmt_handshakes_failed", ms.hs_failed),
+	/* Address-validation tokens (RFC 9000 §8.1). */
+	G("tokens", "new_token_sent", st.new_tokens_sent),
+	G("tokens", "new_token_ok", ls.token_new_ok),
+	G("tokens", "new_token_ignored", ls.token_new_bad),
+	G("tokens", "new_token_replayed", ls.token_new_replay),
+	G("tokens", "retry_token_ok", ls.token_retry_ok),
+	G("tokens", "retry_token_bad", ls.token_retry_bad),
+	{ "tokens", "config_version", offsetof(struct snap, config_version),
+	  true },
 	/* hq-interop answers: 200 (whole file), 403, 404, ... */
 	G("hq", "requests", as.hq.requests),
 	G("hq", "ok_200", as.hq.responses),
@@ -176,6 +186,8 @@ snap_take(const struct dpqd *d, unsigned int i, struct snap *s)
 	dpq_mgmt_get_stats(d->mgmt, i, &s->ms);
 	s->as = *dpq_app_env_stats(d->sh[i].apps);
 	s->ls = *dpq_listener_stats(d->sh[i].listener);
+	s->config_version = __atomic_load_n(&d->sh[i].config_version,
+			__ATOMIC_ACQUIRE);
 }
 
 /* ---- one walk, two writers ------------------------------------------------ */

@@ -803,6 +803,34 @@ tx_reply(struct dpq_shard *s, const uint8_t *p, size_t len,
 		s->stats.listener_replies++;
 }
 
+/* ---- handshake completion ------------------------------------------------ */
+
+/* A connection's handshake completed (server: also confirmed). */
+static void
+on_handshake_done(struct dpq_shard *s, struct conn_slot *sl, uint64_t now)
+{
+	uint8_t tok[DPQ_TOKEN_MAX_LEN];
+	ssize_t n;
+
+	/* RFC 9000 §8.1.3: a token for the client's next connection, bound
+	 * to the address it now has proved (its active path's). */
+	if (!s->conf.new_token || s->conf.listener == NULL ||
+	    !dpq_conn_is_server(sl->c))
+		return;
+	n = dpq_listener_new_token(s->conf.listener,
+			&dpq_conn_active_tuple(sl->c)->peer, now, tok,
+			sizeof(tok));
+	if (n > 0 && dpq_conn_send_new_token(sl->c, tok, (size_t)n) == 0)
+		s->stats.new_tokens_sent++;
+	explicit_bzero(tok, sizeof(tok));
+}
+
+void
+dpq_shard_set_new_token(struct dpq_shard *s, bool on)
+{
+	s->conf.new_token = on;
+}
+
 /* ---- receive ------------------------------------------------------------- */
 
 /* The DCID of a datagram's first packet, or false. */
@@ -1081,6 +1109,7 @@ conn_touch(struct dpq_shard *s, uint32_t idx, uint64_t now)
 		s->stats.handshakes_done++;
 		s->stats.handshake_us_sum += cs.handshake_us;
 		log_conn(s, sl->c, DPQ_SHARD_EV_HANDSHAKE);
+		on_handshake_done(s, sl, now);
 	}
 	if (dpq_conn_state(sl->c) != DPQ_CONN_CLOSED)
 		n = conn_transmit(s, idx, now, &more);

@@ -85,6 +85,9 @@ struct dpq_shard_conf {
 	/* Server: rings into every shard (index = shard id) for datagrams
 	 * whose CID names another shard; NULL with one shard. */
 	struct rte_ring **handoff;
+	/* Server: send each client a NEW_TOKEN token once its handshake
+	 * completes (RFC 9000 §8.1.3), sealed by the listener. */
+	bool new_token;
 	/* CID layout, to read the shard id of a DCID (server). */
 	uint8_t (*cid_shard)(void *arg, const uint8_t *cid, size_t len);
 	void *cid_arg;
@@ -113,6 +116,7 @@ struct dpq_shard_stats {
 	uint64_t listener_replies;	/* VN, Retry, resets sent */
 	uint64_t tx_alloc_fail, tx_seal_fail, tx_refused;
 	uint64_t handshakes_done;
+	uint64_t new_tokens_sent;	/* NEW_TOKEN tokens given to conns */
 	uint64_t handshake_us_sum;
 	/* Wake-ups: connections touched (datagram, timer, or woken) and
 	 * timers fired. An idle connection adds to neither. */
@@ -160,6 +164,10 @@ void dpq_shard_set_fec(struct dpq_shard *s, uint8_t max_group,
  * shard's half-open connections (dpq_listener_set_slots() is called
  * here; on failure the shard accepts no connection). */
 void dpq_shard_set_listener(struct dpq_shard *s, struct dpq_listener *l);
+
+/* Server: turn NEW_TOKEN issuing on or off for connections that
+ * complete their handshake from now on (a server config change). */
+void dpq_shard_set_new_token(struct dpq_shard *s, bool on);
 
 /* One loop iteration at now (us). Returns the work done (packets in and
  * out), 0 when idle. */
