@@ -200,6 +200,8 @@ struct dpq_conf_fec {
 struct dpq_conf_crypto {
 	uint64_t key_update_pkts;	/* 0: only before the AEAD limit */
 	double key_update_gap;		/* seconds between our updates */
+};
+
 /* [tickets]: TLS session tickets and 0-RTT (keys_rtt0.c). */
 struct dpq_conf_tickets {
 	char *key_file;			/* NULL: random secret at start */

@@ -56,7 +56,58 @@ struct dpq_tls {
 	bool failed;
 	uint64_t error_code;
 	char alpn[256];
+	/* Server tickets (RFC 8446 §4.6.1): keys until the ClientHello
+	 * chose one; a NewSessionTicket once complete. */
+	uint8_t stek[2][DPQ_TLS_STEK_LEN];
+	bool has_stek, has_stek_prev, ticket_sent, stek_chosen;
+	bool nst_early;		/* client: the last ticket allows 0-RTT */
+	uint32_t ticket_lifetime;
 };
+
+/* 0-RTT anti-replay: GnuTLS's window and freshness check, and a table of
+ * the PSK binders of accepted 0-RTT ClientHellos (see tls.h). */
+#define AR_GRAVEYARD	8
+#define AR_KEY_PREFIX	12	/* GnuTLS: window start, then the binder */
+#define AR_FP_LEN	16
+struct dpq_tls_antireplay {
+	gnutls_anti_replay_t ar;
+	/* Replaced objects that finished handshakes may still point to;
+	 * freed with this one (restarts are rare: config changes). */
+	gnutls_anti_replay_t grave[AR_GRAVEYARD];
+	unsigned int ngrave;
+	uint8_t prefix[AR_KEY_PREFIX];	/* window the table is for */
+	bool prefix_set;
+	uint8_t (*fp)[AR_FP_LEN];	/* cap slots; all-zero: empty */
+	uint32_t cap, count, limit;
+	struct dpq_tls_antireplay_stats st;
+};
+
+/* The clock of tickets (GnuTLS's gnutls_time and the key choice below);
+ * tests move it. */
+static long (*tls_time_fn)(void);
+
+static long
+tls_now(void)
+{
+	return tls_time_fn != NULL ? tls_time_fn() : (long)time(NULL);
+}
+
+static time_t
+gnutls_time_wrap(time_t *t)
+{
+	time_t now = (time_t)tls_now();
+
+	if (t != NULL)
+		*t = now;
+	return now;
+}
+
+void
+dpq_tls_set_time_function(long (*fn)(void))
+{
+	tls_time_fn = fn;
+	gnutls_global_set_time_function(fn != NULL ? gnutls_time_wrap : time);
+}
 
 static void
 ctx_log(const struct dpq_tls_ctx *ctx, const char *fmt, ...)
@@ -488,6 +539,401 @@ keylog_hook(gnutls_session_t s, const char *label,
 	return 0;
 }
 
+/* ---- 0-RTT anti-replay ------------------------------------------------- */
+
+static bool
+fp_empty(const uint8_t *f)
+{
+	static const uint8_t zero[AR_FP_LEN];
+
+	return memcmp(f, zero, AR_FP_LEN) == 0;
+}
+
+/* GnuTLS's database add function: store the ClientHello's binder, or
+ * refuse 0-RTT if it was seen in this window or there is no room. */
+static int
+ar_add(void *ptr, time_t exp_time, const gnutls_datum_t *key,
+		const gnutls_datum_t *data)
+{
+	struct dpq_tls_antireplay *ar = ptr;
+	const uint8_t *fp;
+	uint32_t i;
+
+	(void)exp_time;
+	(void)data;
+	if (key->size < AR_KEY_PREFIX + AR_FP_LEN) {
+		ar->st.full++;
+		return GNUTLS_E_DB_ERROR;
+	}
+	/* A new window: the entries of the old one no longer matter (a
+	 * ticket from before the window's start gets no 0-RTT at all). */
+	if (!ar->prefix_set || memcmp(ar->prefix, key->data,
+			AR_KEY_PREFIX) != 0) {
+		memcpy(ar->prefix, key->data, AR_KEY_PREFIX);
+		ar->prefix_set = true;
+		memset(ar->fp, 0, (size_t)ar->cap * AR_FP_LEN);
+		ar->count = 0;
+	}
+	/* The binder is an HMAC: uniform bytes, usable as they are. */
+	fp = key->data + AR_KEY_PREFIX;
+	if (fp_empty(fp)) {
+		ar->st.full++;
+		return GNUTLS_E_DB_ERROR;
+	}
+	i = ((uint32_t)fp[0] | (uint32_t)fp[1] << 8 | (uint32_t)fp[2] << 16 |
+		(uint32_t)fp[3] << 24) & (ar->cap - 1);
+	for (;; i = (i + 1) & (ar->cap - 1)) {
+		if (fp_empty(ar->fp[i]))
+			break;
+		if (memcmp(ar->fp[i], fp, AR_FP_LEN) == 0) {
+			ar->st.replayed++;
+			return GNUTLS_E_DB_ENTRY_EXISTS;
+		}
+	}
+	if (ar->count >= ar->limit) {
+		ar->st.full++;
+		return GNUTLS_E_DB_ERROR;
+	}
+	memcpy(ar->fp[i], fp, AR_FP_LEN);
+	ar->count++;
+	ar->st.accepted++;
+	return 0;
+}
+
+static int
+ar_setup(struct dpq_tls_antireplay *ar, uint32_t window_ms, uint32_t entries)
+{
+	uint32_t cap = 64;
+	void *fp;
+
+	if (window_ms == 0 || entries == 0 || entries > (1u << 28))
+		return -EINVAL;
+	while (cap < 2 * entries)
+		cap <<= 1;
+	fp = calloc(cap, AR_FP_LEN);
+	if (fp == NULL)
+		return -ENOMEM;
+	if (gnutls_anti_replay_init(&ar->ar) < 0) {
+		free(fp);
+		return -EIO;
+	}
+	gnutls_anti_replay_set_window(ar->ar, window_ms);
+	gnutls_anti_replay_set_add_function(ar->ar, ar_add);
+	gnutls_anti_replay_set_ptr(ar->ar, ar);
+	free(ar->fp);
+	ar->fp = fp;
+	ar->cap = cap;
+	ar->limit = entries;
+	ar->count = 0;
+	ar->prefix_set = false;
+	return 0;
+}
+
+int
+dpq_tls_antireplay_create(uint32_t window_ms, uint32_t entries,
+		struct dpq_tls_antireplay **out)
+{
+	struct dpq_tls_antireplay *ar;
+	int rc;
+
+	if (out == NULL)
+		return -EINVAL;
+	ar = calloc(1, sizeof(*ar));
+	if (ar == NULL)
+		return -ENOMEM;
+	rc = ar_setup(ar, window_ms, entries);
+	if (rc != 0) {
+		free(ar);
+		return rc;
+	}
+	*out = ar;
+	return 0;
+}
+
+int
+dpq_tls_antireplay_restart(struct dpq_tls_antireplay *ar, uint32_t window_ms,
+		uint32_t entries)
+{
+	gnutls_anti_replay_t old;
+	int rc;
+
+	if (ar == NULL)
+		return -EINVAL;
+	old = ar->ar;
+	rc = ar_setup(ar, window_ms, entries);
+	if (rc != 0)
+		return rc;
+	/* Sessions that checked against the old one may still hold it. */
+	if (ar->ngrave == AR_GRAVEYARD) {
+		gnutls_anti_replay_deinit(ar->grave[0]);
+		memmove(ar->grave, ar->grave + 1,
+				(AR_GRAVEYARD - 1) * sizeof(ar->grave[0]));
+		ar->ngrave--;
+	}
+	ar->grave[ar->ngrave++] = old;
+	ar->st.restarts++;
+	return 0;
+}
+
+void
+dpq_tls_antireplay_destroy(struct dpq_tls_antireplay *ar)
+{
+	unsigned int i;
+
+	if (ar == NULL)
+		return;
+	gnutls_anti_replay_deinit(ar->ar);
+	for (i = 0; i < ar->ngrave; i++)
+		gnutls_anti_replay_deinit(ar->grave[i]);
+	free(ar->fp);
+	free(ar);
+}
+
+void
+dpq_tls_antireplay_get_stats(const struct dpq_tls_antireplay *ar,
+		struct dpq_tls_antireplay_stats *st)
+{
+	*st = ar->st;
+}
+
+/* ---- ticket keys ----------------------------------------------------------- */
+
+/*
+ * GnuTLS 3.7 does not seal tickets under the key it is given but under
+ * SHA3-512(T || key), T = unix time / (3 * expire_time) (its own STEK
+ * rotation, lib/stek.c), and with one session per handshake it tries
+ * only the current T. The ticket's first 16 bytes name the key used. So
+ * before GnuTLS reads the ClientHello we compute those names for our
+ * current and previous keys and this T and the one before, and give the
+ * session the key (and an expire_time that makes GnuTLS land on the same
+ * T) that sealed the client's ticket. A ticket of neither key gets the
+ * current key: GnuTLS then ignores it (a full handshake).
+ */
+#define STEK_NAME_LEN	16
+
+static void
+stek_name(const uint8_t *stek, uint64_t t, uint8_t out[STEK_NAME_LEN])
+{
+	uint8_t tb[8], h[64];
+	gnutls_hash_hd_t hd;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		tb[i] = (uint8_t)(t >> (56 - 8 * i));
+	memset(out, 0, STEK_NAME_LEN);
+	if (gnutls_hash_init(&hd, GNUTLS_DIG_SHA3_512) < 0)
+		return;
+	gnutls_hash(hd, tb, sizeof(tb));
+	gnutls_hash(hd, stek, DPQ_TLS_STEK_LEN);
+	gnutls_hash_deinit(hd, h);
+	memcpy(out, h, STEK_NAME_LEN);
+	explicit_bzero(h, sizeof(h));
+}
+
+/* The first PSK identity of a ClientHello body, or NULL (RFC 8446
+ * §4.1.2, §4.2.11: pre_shared_key is the last extension). */
+static const uint8_t *
+ch_first_identity(const uint8_t *p, size_t n, size_t *len)
+{
+	const uint8_t *end = p + n, *ext_end;
+
+	if (n < 2 + 32 + 1)
+		return NULL;
+	p += 2 + 32;				/* version, random */
+	if ((size_t)(end - p) < 1u + p[0])
+		return NULL;
+	p += 1 + p[0];				/* session id */
+	if (end - p < 2 || (size_t)(end - p) < 2u + (p[0] << 8 | p[1]))
+		return NULL;
+	p += 2 + (p[0] << 8 | p[1]);		/* cipher suites */
+	if (end - p < 1 || (size_t)(end - p) < 1u + p[0])
+		return NULL;
+	p += 1 + p[0];				/* compression */
+	if (end - p < 2)
+		return NULL;
+	ext_end = p + 2 + (p[0] << 8 | p[1]);
+	if (ext_end > end)
+		return NULL;
+	p += 2;
+	while (ext_end - p >= 4) {
+		unsigned int type = p[0] << 8 | p[1], l = p[2] << 8 | p[3];
+
+		if ((size_t)(ext_end - p - 4) < l)
+			return NULL;
+		if (type == 41 && l >= 4) {	/* pre_shared_key */
+			const uint8_t *q = p + 4;
+			size_t il = (size_t)(q[2] << 8 | q[3]);
+
+			if (l < 4 + il)
+				return NULL;
+			*len = il;
+			return q + 4;
+		}
+		p += 4 + l;
+	}
+	return NULL;
+}
+
+static int
+ch_hook(gnutls_session_t s, unsigned int htype, unsigned int when,
+		unsigned int incoming, const gnutls_datum_t *msg)
+{
+	struct dpq_tls *tls = gnutls_session_get_ptr(s);
+	uint64_t now = (uint64_t)tls_now(), period, t;
+	uint32_t expire = tls->ticket_lifetime;
+	const uint8_t *id;
+	uint8_t name[STEK_NAME_LEN];
+	gnutls_datum_t key;
+	size_t id_len = 0;
+	int k = 0, dt;
+
+	(void)htype;
+	(void)when;
+	(void)incoming;
+	/* Once: a second ClientHello (after HelloRetryRequest) carries the
+	 * same ticket and must not move the expire_time chosen. */
+	if (!tls->has_stek || tls->stek_chosen)
+		return 0;
+	tls->stek_chosen = true;
+	period = 3ull * tls->ticket_lifetime;
+	id = ch_first_identity(msg->data, msg->size, &id_len);
+	if (id != NULL && id_len >= STEK_NAME_LEN) {
+		for (dt = 0; dt < 2; dt++) {
+			t = now / period - (uint64_t)dt;
+			for (k = 0; k < 1 + tls->has_stek_prev; k++) {
+				stek_name(tls->stek[k], t, name);
+				if (memcmp(name, id, STEK_NAME_LEN) == 0)
+					goto found;
+			}
+		}
+	}
+	k = 0;
+	goto enable;
+found:
+	/* Sealed in the GnuTLS period before this one: an expire_time
+	 * for which now falls in that period (only a little longer than
+	 * the lifetime: T is large). */
+	if (dt == 1 && t > 0)
+		expire = (uint32_t)(now / (3 * t));
+enable:
+	gnutls_db_set_cache_expiration(s, (int)expire);
+	key.data = tls->stek[k];
+	key.size = DPQ_TLS_STEK_LEN;
+	gnutls_session_ticket_enable_server(s, &key);
+	explicit_bzero(tls->stek, sizeof(tls->stek));
+	tls->has_stek_prev = false;
+	return 0;
+}
+
+/* Does a NewSessionTicket body carry the early_data extension (RFC 8446
+ * §4.6.1: the server allows 0-RTT with this ticket)? */
+static bool
+nst_allows_early(const uint8_t *p, size_t n)
+{
+	const uint8_t *end = p + n, *ext_end;
+
+	if (n < 9)
+		return false;
+	p += 8;					/* lifetime, age_add */
+	if ((size_t)(end - p) < 1u + p[0])
+		return false;
+	p += 1 + p[0];				/* nonce */
+	if (end - p < 2 || (size_t)(end - p) < 2u + (p[0] << 8 | p[1]))
+		return false;
+	p += 2 + (p[0] << 8 | p[1]);		/* ticket */
+	if (end - p < 2)
+		return false;
+	ext_end = p + 2 + (p[0] << 8 | p[1]);
+	if (ext_end > end)
+		return false;
+	for (p += 2; ext_end - p >= 4; p += 4 + (p[2] << 8 | p[3]))
+		if ((p[0] << 8 | p[1]) == 42)	/* early_data */
+			return true;
+	return false;
+}
+
+/*
+ * Sessions leave as an envelope: "DPQS", version 1, reserved (2 bytes),
+ * SHA-256 of the GnuTLS session data, the data. GnuTLS does not check
+ * session data it is given, and truncated or altered data crashed it
+ * here; the digest turns any damage done in storage into a full
+ * handshake. (Not a MAC: whoever may write the client's cache may also
+ * replace it.)
+ */
+#define SESS_MAGIC	"DPQS"
+#define SESS_HDR	(4 + 2 + 2 + 32)
+
+static uint8_t *
+sess_wrap(const gnutls_datum_t *d, size_t *len)
+{
+	uint8_t *p = malloc(SESS_HDR + d->size);
+
+	if (p == NULL)
+		return NULL;
+	memcpy(p, SESS_MAGIC, 4);
+	p[4] = 0;
+	p[5] = 1;
+	p[6] = p[7] = 0;
+	if (gnutls_hash_fast(GNUTLS_DIG_SHA256, d->data, d->size, p + 8) < 0) {
+		free(p);
+		return NULL;
+	}
+	memcpy(p + SESS_HDR, d->data, d->size);
+	*len = SESS_HDR + d->size;
+	return p;
+}
+
+/* The GnuTLS data inside an envelope, or -1 if it is not intact. */
+static int
+sess_open(const uint8_t *p, size_t n, gnutls_datum_t *d)
+{
+	uint8_t h[32];
+
+	if (n <= SESS_HDR || memcmp(p, SESS_MAGIC, 4) != 0 || p[4] != 0 ||
+	    p[5] != 1 || n - SESS_HDR > UINT32_MAX ||
+	    gnutls_hash_fast(GNUTLS_DIG_SHA256, p + SESS_HDR, n - SESS_HDR,
+			h) < 0 || gnutls_memcmp(h, p + 8, 32) != 0)
+		return -1;
+	d->data = (unsigned char *)(uintptr_t)(p + SESS_HDR);
+	d->size = (unsigned int)(n - SESS_HDR);
+	return 0;
+}
+
+/* Client: a NewSessionTicket. Before GnuTLS reads it: whether it allows
+ * 0-RTT (GnuTLS reports a default size for tickets without the
+ * extension); after: hand the session to the owner. */
+static int
+nst_hook(gnutls_session_t s, unsigned int htype, unsigned int when,
+		unsigned int incoming, const gnutls_datum_t *msg)
+{
+	struct dpq_tls *tls = gnutls_session_get_ptr(s);
+	gnutls_datum_t d = { NULL, 0 };
+
+	(void)htype;
+	(void)incoming;
+	if (when == GNUTLS_HOOK_PRE) {
+		tls->nst_early = msg != NULL &&
+			nst_allows_early(msg->data, msg->size);
+		return 0;
+	}
+	if (tls->cb->on_ticket == NULL ||
+	    gnutls_session_get_data2(s, &d) < 0)
+		return 0;
+	{
+		size_t len = 0;
+		uint8_t *w = sess_wrap(&d, &len);
+
+		if (w != NULL) {
+			tls->cb->on_ticket(tls->arg, w, len, tls->nst_early);
+			explicit_bzero(w, len);
+			free(w);
+		}
+	}
+	gnutls_memset(d.data, 0, d.size);
+	gnutls_free(d.data);
+	return 0;
+}
+
 /* ---- handshakes -------------------------------------------------------- */
 
 /* Run the state machine as far as the input allows. */
@@ -513,6 +959,19 @@ advance(struct dpq_tls *tls)
 					TLS_ALERT_NO_APP_PROTOCOL);
 			return -EPROTO;
 		}
+		/* One ticket for the client's next connection (RFC 8446
+		 * §4.6.1), in 1-RTT CRYPTO data. Failing to make one costs
+		 * the next connection a full handshake, nothing more. */
+		if (tls->ctx->role == DPQ_TLS_SERVER && tls->has_stek &&
+		    !tls->ticket_sent) {
+			tls->ticket_sent = true;
+			rc = gnutls_session_ticket_send(tls->session, 1, 0);
+			if (rc < 0)
+				ctx_log(tls->ctx, "NewSessionTicket: %s",
+						gnutls_strerror(rc));
+			if (tls->failed)
+				return -EPROTO;
+		}
 		return 0;
 	}
 	if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED)
@@ -532,6 +991,71 @@ int
 dpq_tls_new(struct dpq_tls_ctx *ctx, const struct dpq_tls_callbacks *cb,
 		void *arg, const uint8_t *local_tp, size_t local_tp_len,
 		struct dpq_tls **out)
+{
+	return dpq_tls_new_opts(ctx, cb, arg, local_tp, local_tp_len, NULL,
+			out);
+}
+
+/* Server: tickets and 0-RTT; client: the session to resume. Before the
+ * first gnutls_handshake(). */
+static int
+session_opts(struct dpq_tls *tls, const struct dpq_tls_session_opts *o)
+{
+	gnutls_session_t s = tls->session;
+	int rc;
+
+	if (tls->ctx->role == DPQ_TLS_SERVER) {
+		if (o == NULL || o->stek == NULL)
+			return 0;
+		memcpy(tls->stek[0], o->stek, DPQ_TLS_STEK_LEN);
+		if (o->stek_prev != NULL) {
+			memcpy(tls->stek[1], o->stek_prev, DPQ_TLS_STEK_LEN);
+			tls->has_stek_prev = true;
+		}
+		tls->has_stek = true;
+		tls->ticket_lifetime = o->ticket_lifetime_s ?
+			o->ticket_lifetime_s : 43200;
+		if (tls->ticket_lifetime > 604800)	/* RFC 8446 §4.6.1 */
+			tls->ticket_lifetime = 604800;
+		gnutls_db_set_cache_expiration(s, (int)tls->ticket_lifetime);
+		gnutls_handshake_set_hook_function(s,
+				GNUTLS_HANDSHAKE_CLIENT_HELLO, GNUTLS_HOOK_PRE,
+				ch_hook);
+		if (o->early_data && o->antireplay != NULL) {
+			gnutls_anti_replay_enable(s, o->antireplay->ar);
+			/* RFC 9001 §4.6.1: 0xffffffff in the ticket. */
+			gnutls_record_set_max_early_data_size(s, 0xffffffffu);
+		}
+		return 0;
+	}
+	if (tls->cb->on_ticket != NULL)
+		gnutls_handshake_set_hook_function(s,
+				GNUTLS_HANDSHAKE_NEW_SESSION_TICKET,
+				GNUTLS_HOOK_BOTH, nst_hook);
+	if (o == NULL || o->session == NULL || o->session_len == 0)
+		return 0;
+	{
+		gnutls_datum_t d;
+
+		if (sess_open(o->session, o->session_len, &d) != 0) {
+			ctx_log(tls->ctx, "cached session damaged: ignored");
+			return 0;
+		}
+		rc = gnutls_session_set_data(s, d.data, d.size);
+	}
+	if (rc < 0) {
+		/* A cached session GnuTLS does not take (corrupt, another
+		 * version): a full handshake instead. */
+		ctx_log(tls->ctx, "cached session not usable: %s",
+				gnutls_strerror(rc));
+	}
+	return 0;
+}
+
+int
+dpq_tls_new_opts(struct dpq_tls_ctx *ctx, const struct dpq_tls_callbacks *cb,
+		void *arg, const uint8_t *local_tp, size_t local_tp_len,
+		const struct dpq_tls_session_opts *opts, struct dpq_tls **out)
 {
 	struct dpq_tls *tls;
 	unsigned int flags;
@@ -557,9 +1081,18 @@ dpq_tls_new(struct dpq_tls_ctx *ctx, const struct dpq_tls_callbacks *cb,
 		memcpy(tls->local_tp, local_tp, local_tp_len);
 	tls->local_tp_len = local_tp_len;
 
-	/* RFC 9001 §8.3: no EndOfEarlyData in QUIC. */
-	flags = (ctx->role == DPQ_TLS_SERVER ? GNUTLS_SERVER : GNUTLS_CLIENT) |
+	/* RFC 9001 §8.3: no EndOfEarlyData in QUIC. Tickets are sent by
+	 * advance() at completion, not by GnuTLS on its own. */
+	flags = (ctx->role == DPQ_TLS_SERVER ? GNUTLS_SERVER |
+		GNUTLS_NO_AUTO_SEND_TICKET : GNUTLS_CLIENT) |
 		GNUTLS_NO_END_OF_EARLY_DATA;
+	if (ctx->role == DPQ_TLS_SERVER && (opts == NULL || opts->stek == NULL))
+		flags |= GNUTLS_NO_TICKETS;
+	if (opts != NULL && ((ctx->role == DPQ_TLS_SERVER && opts->stek &&
+			opts->early_data && opts->antireplay != NULL) ||
+			(ctx->role == DPQ_TLS_CLIENT &&
+			 opts->offer_early_data)))
+		flags |= GNUTLS_ENABLE_EARLY_DATA;
 	rc = gnutls_init(&tls->session, flags);
 	if (rc < 0)
 		goto fail;
@@ -596,6 +1129,9 @@ dpq_tls_new(struct dpq_tls_ctx *ctx, const struct dpq_tls_callbacks *cb,
 	 * file named by SSLKEYLOGFILE, which keys must never reach unless
 	 * the configuration asks (keylog_file). */
 	gnutls_session_set_keylog_function(tls->session, keylog_hook);
+	rc = session_opts(tls, opts);
+	if (rc < 0)
+		goto fail;
 
 	/* A client's first gnutls_handshake() emits the ClientHello. */
 	if (ctx->role == DPQ_TLS_CLIENT && advance(tls) != 0) {
@@ -620,6 +1156,7 @@ dpq_tls_free(struct dpq_tls *tls)
 	if (tls->session != NULL)
 		gnutls_deinit(tls->session);
 	free(tls->local_tp);
+	explicit_bzero(tls->stek, sizeof(tls->stek));
 	free(tls);
 }
 
@@ -676,4 +1213,31 @@ uint16_t
 dpq_tls_cipher_suite(const struct dpq_tls *tls)
 {
 	return suite_of_cipher(gnutls_cipher_get(tls->session));
+}
+
+bool
+dpq_tls_resumed(const struct dpq_tls *tls)
+{
+	return gnutls_session_is_resumed(tls->session) != 0;
+}
+
+bool
+dpq_tls_early_data_accepted(const struct dpq_tls *tls)
+{
+	return (gnutls_session_get_flags(tls->session) &
+		GNUTLS_SFLAGS_EARLY_DATA) != 0;
+}
+
+const char *
+dpq_tls_alpn_now(struct dpq_tls *tls)
+{
+	gnutls_datum_t p;
+
+	if (tls->alpn[0] == '\0' &&
+	    gnutls_alpn_get_selected_protocol(tls->session, &p) == 0 &&
+	    p.size < sizeof(tls->alpn)) {
+		memcpy(tls->alpn, p.data, p.size);
+		tls->alpn[p.size] = '\0';
+	}
+	return tls->alpn;
 }

@@ -67,6 +67,13 @@ struct dpq_tls_callbacks {
 	 * (TRANSPORT_PARAMETER_ERROR, RFC 9000 §7.4). */
 	uint64_t (*on_peer_tparams)(void *arg, const uint8_t *data,
 			size_t len);
+	/* Client, optional: a NewSessionTicket arrived (after the
+	 * handshake). data is what to give dpq_tls_session_opts.session to
+	 * resume later (GnuTLS session data: ticket, secrets, the server's
+	 * 0-RTT allowance); early_data: the ticket allows 0-RTT (RFC 9001
+	 * §4.6.1). Secret: store it like a key. */
+	void (*on_ticket)(void *arg, const uint8_t *data, size_t len,
+			bool early_data);
 };
 
 struct dpq_tls_ctx_conf {
@@ -103,6 +110,59 @@ struct dpq_tls_ctx_conf {
 
 struct dpq_tls_ctx;
 struct dpq_tls;
+struct dpq_tls_antireplay;
+
+/* GnuTLS's session-ticket key (STEK) size. */
+#define DPQ_TLS_STEK_LEN	64
+
+/*
+ * Resumption and 0-RTT of one handshake (RFC 8446 §2.2, §2.3, §4.6.1;
+ * RFC 9001 §4.6). Server: the ticket keys (current seals new tickets,
+ * both open them: the ClientHello's ticket picks the key), the ticket
+ * lifetime, and 0-RTT, which needs an anti-replay recorder; a server
+ * with a ticket key sends one NewSessionTicket when its handshake
+ * completes. Client: a session to resume (from on_ticket) and whether
+ * to offer 0-RTT with it.
+ */
+struct dpq_tls_session_opts {
+	/* server */
+	const uint8_t *stek;		/* DPQ_TLS_STEK_LEN; NULL: no tickets */
+	const uint8_t *stek_prev;	/* NULL: none */
+	uint32_t ticket_lifetime_s;	/* 1..604800; 0: 43200 */
+	bool early_data;		/* accept 0-RTT (needs antireplay) */
+	struct dpq_tls_antireplay *antireplay;
+	/* client: a session from on_ticket. It carries a digest: one
+	 * damaged in storage (truncated, altered) is ignored, a full
+	 * handshake follows (GnuTLS does not check session data itself,
+	 * and damaged data crashed it) */
+	const uint8_t *session;		/* NULL: a full handshake */
+	size_t session_len;
+	bool offer_early_data;		/* 0-RTT if the ticket allows it */
+};
+
+/*
+ * 0-RTT anti-replay (RFC 8446 §8.2 ClientHello recording with the §8.3
+ * freshness check), for all handshakes of one server: GnuTLS checks that
+ * the client's view of the ticket age matches its own within the window
+ * and that the ticket was issued after recording started; this object
+ * remembers the PSK binder of every ClientHello whose 0-RTT was
+ * accepted in the current window (entries, open addressing) and refuses
+ * the same binder again. A full table refuses 0-RTT (the handshake goes
+ * on as a 1-RTT resumption): never a replay, at worst a round trip.
+ * Recording restarts every window (GnuTLS rolls it over); restart()
+ * starts it anew at once: tickets issued before that resume without
+ * 0-RTT (after a change of the promises 0-RTT relies on). mgmt only.
+ */
+struct dpq_tls_antireplay_stats {
+	uint64_t accepted, replayed, full, restarts;
+};
+int dpq_tls_antireplay_create(uint32_t window_ms, uint32_t entries,
+		struct dpq_tls_antireplay **out);
+void dpq_tls_antireplay_destroy(struct dpq_tls_antireplay *ar);
+int dpq_tls_antireplay_restart(struct dpq_tls_antireplay *ar,
+		uint32_t window_ms, uint32_t entries);
+void dpq_tls_antireplay_get_stats(const struct dpq_tls_antireplay *ar,
+		struct dpq_tls_antireplay_stats *st);
 
 /* Build a shared context. Returns 0 and *out, or a negative errno. */
 int dpq_tls_ctx_create(const struct dpq_tls_ctx_conf *conf,
@@ -116,6 +176,11 @@ bool dpq_tls_ctx_self_signed(const struct dpq_tls_ctx *ctx);
 int dpq_tls_new(struct dpq_tls_ctx *ctx, const struct dpq_tls_callbacks *cb,
 		void *arg, const uint8_t *local_tp, size_t local_tp_len,
 		struct dpq_tls **out);
+/* dpq_tls_new with resumption and 0-RTT options (NULL: none). */
+int dpq_tls_new_opts(struct dpq_tls_ctx *ctx,
+		const struct dpq_tls_callbacks *cb, void *arg,
+		const uint8_t *local_tp, size_t local_tp_len,
+		const struct dpq_tls_session_opts *opts, struct dpq_tls **out);
 void dpq_tls_free(struct dpq_tls *tls);
 
 /* Feed CRYPTO bytes received at level, in stream order, and advance the
@@ -131,5 +196,19 @@ uint64_t dpq_tls_error_code(const struct dpq_tls *tls);
 const char *dpq_tls_alpn(const struct dpq_tls *tls);
 /* Negotiated cipher suite (DPQ_TLS_*; 0 before it is known). */
 uint16_t dpq_tls_cipher_suite(const struct dpq_tls *tls);
+/* The handshake resumed a session (a ticket was accepted: no
+ * certificate was sent or checked). */
+bool dpq_tls_resumed(const struct dpq_tls *tls);
+/* 0-RTT was accepted: server: we took the client's early data; client:
+ * the server took ours (known at completion). */
+bool dpq_tls_early_data_accepted(const struct dpq_tls *tls);
+/* The ALPN chosen so far: a server knows it once the ClientHello is
+ * read (before completion, which 0-RTT data needs), a client at
+ * completion. "" if none yet. */
+const char *dpq_tls_alpn_now(struct dpq_tls *tls);
+
+/* Tests: replace the clock GnuTLS and the ticket key choice use (unix
+ * seconds); NULL restores time(). Not thread safe: before handshakes. */
+void dpq_tls_set_time_function(long (*fn)(void));
 
 #endif /* DPQ_CONTROL_TLS_H */

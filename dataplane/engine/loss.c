@@ -915,6 +915,29 @@ dpq_loss_discard_space(struct dpq_loss *l, struct dpq_cc *cc,
 	return 0;
 }
 
+uint32_t
+dpq_loss_forget_space(struct dpq_loss *l, struct dpq_cc *cc,
+		enum dpq_pn_space space, const struct dpq_loss_cb *cb,
+		uint64_t now)
+{
+	struct dpq_loss_space *s;
+	uint32_t n;
+
+	if ((unsigned int)space >= DPQ_PN_SPACE_COUNT)
+		return 0;
+	s = &l->sp[space];
+	if (!s->active)
+		return 0;
+	n = dpq_loss_requeue(l, space, UINT32_MAX, cb);
+	if (cc != NULL)
+		dpq_cc_on_discard(cc, s->in_flight_bytes);
+	dpq_sentmap_clear(&s->sent);
+	space_reset(s);
+	l->pto_count = 0;
+	set_timer(l, now);
+	return n;
+}
+
 void
 dpq_loss_set_handshake_confirmed(struct dpq_loss *l, uint64_t now)
 {

@@ -293,6 +293,18 @@ void dpq_loss_trim(struct dpq_loss *l);
 int dpq_loss_discard_space(struct dpq_loss *l, struct dpq_cc *cc,
 		enum dpq_pn_space space, uint64_t now);
 
+/*
+ * Every packet of space is gone without an acknowledgment (the peer
+ * rejected 0-RTT, RFC 9001 §4.6.2): the data of ack-eliciting ones goes
+ * to cb->on_requeue to be sent again, then all leave the map and cc's
+ * flight with no congestion signal (the path lost nothing). The space
+ * stays usable (later packet numbers continue). Returns the number of
+ * packets whose data was requeued.
+ */
+uint32_t dpq_loss_forget_space(struct dpq_loss *l, struct dpq_cc *cc,
+		enum dpq_pn_space space, const struct dpq_loss_cb *cb,
+		uint64_t now);
+
 /* The handshake is confirmed (RFC 9001 §4.1.2): PTO may now run for the
  * application space and ack delays are capped at max_ack_delay. */
 void dpq_loss_set_handshake_confirmed(struct dpq_loss *l, uint64_t now);

@@ -71,6 +71,7 @@ conf_defaults(struct dpq_conn_conf *d, const struct dpq_conn_conf *s)
 	DEF(max_udp_payload, 1452);
 	DEF(max_ack_delay_ms, 25);
 	DEF(scid_len, 8);
+	DEF(max_early_data, 1 << 20);
 #undef DEF
 	if (d->max_data_max < d->max_data)
 		d->max_data_max = d->max_data;
@@ -131,6 +132,12 @@ rx_free(void *ctx, void *p)
 	dpq_mem_free(&c->buf_mem, b);
 }
 
+void
+dpq_conn_conf_fill(struct dpq_conn_conf *out, const struct dpq_conn_conf *in)
+{
+	conf_defaults(out, in);
+}
+
 struct dpq_pp_key *
 dpq_conn_key_alloc(struct dpq_conn *c)
 {
@@ -157,6 +164,57 @@ dpq_conn_key_free(struct dpq_conn *c, struct dpq_pp_key **kp)
 	dpq_pp_key_destroy(*kp);
 	dpq_mem_free(&c->mem, ((void **)*kp)[-1]);
 	*kp = NULL;
+}
+
+/* RFC 9000 §7.4.1: the limits a client may use in 0-RTT, which a server
+ * that accepts 0-RTT must not lower. */
+static void
+early_limits(const struct dpq_tparams *tp, uint64_t v[7])
+{
+	v[0] = tp->active_connection_id_limit;
+	v[1] = tp->initial_max_data;
+	v[2] = tp->initial_max_stream_data_bidi_local;
+	v[3] = tp->initial_max_stream_data_bidi_remote;
+	v[4] = tp->initial_max_stream_data_uni;
+	v[5] = tp->initial_max_streams_bidi;
+	v[6] = tp->initial_max_streams_uni;
+}
+
+/* Client: the server's remembered parameters (a blob that decodes as a
+ * server's) give the flow-control credit of 0-RTT (§7.4.1); the others
+ * (ack_delay_exponent, max_ack_delay, CIDs, reset token) are not used. A
+ * blob that does not decode means no 0-RTT, never an error. */
+static void
+early_remember(struct dpq_conn *c, const uint8_t *blob, size_t len)
+{
+	struct dpq_tparams tp;
+
+	if (dpq_tparams_decode(blob, blob + len, DPQ_ROLE_SERVER, NULL, 0,
+			&tp) != 0)
+		return;
+	early_limits(&tp, c->early_limit);
+	c->peer_tp.initial_max_data = tp.initial_max_data;
+	c->peer_tp.initial_max_stream_data_bidi_local =
+		tp.initial_max_stream_data_bidi_local;
+	c->peer_tp.initial_max_stream_data_bidi_remote =
+		tp.initial_max_stream_data_bidi_remote;
+	c->peer_tp.initial_max_stream_data_uni =
+		tp.initial_max_stream_data_uni;
+	c->peer_tp.initial_max_streams_bidi = tp.initial_max_streams_bidi;
+	c->peer_tp.initial_max_streams_uni = tp.initial_max_streams_uni;
+	c->peer_tp.active_connection_id_limit = tp.active_connection_id_limit;
+	c->early_tp = true;
+}
+
+/* Flow control from the peer's parameters (remembered or real). */
+static void
+apply_peer_limits(struct dpq_conn *c)
+{
+	dpq_flow_tx_on_max(&c->tx_fc, c->peer_tp.initial_max_data);
+	dpq_streams_tx_on_max(&c->streams_tx[0],
+			c->peer_tp.initial_max_streams_bidi);
+	dpq_streams_tx_on_max(&c->streams_tx[1],
+			c->peer_tp.initial_max_streams_uni);
 }
 
 static void
@@ -261,6 +319,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	c->scid = in->scid;
 	c->created = in->now;
 	c->now = in->now;
+	c->first_1rtt_pn = UINT64_MAX;
 	c->max_udp_payload = DPQ_MIN_INITIAL_DATAGRAM;
 	memcpy(c->reset_token, in->reset_token, DPQ_RESET_TOKEN_LEN);
 	if (server) {
@@ -271,6 +330,11 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	} else {
 		c->dcid = in->dcid;
 		c->odcid = in->dcid;
+		if (in->token != NULL && in->token_len > 0 &&
+		    in->token_len <= DPQ_CONN_TOKEN_MAX) {
+			memcpy(c->hss->token, in->token, in->token_len);
+			c->hss->token_len = in->token_len;
+		}
 	}
 	/* A client that echoes our Retry token proved its address (RFC
 	 * 9000 §8.1.2); a client knows its server's. */
@@ -278,6 +342,8 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	dpq_conn_cids_init(c, in);
 	build_local_tparams(c, in);
 	dpq_conn_fec_init(c);
+	if (!server && in->remembered_tp != NULL && in->remembered_tp_len > 0)
+		early_remember(c, in->remembered_tp, in->remembered_tp_len);
 
 	/* Initial keys from the DCID of the client's Initial (RFC 9001
 	 * §5.2); for a server after Retry that is the Retry's SCID. */
@@ -330,6 +396,8 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	dpq_streams_rx_init(&c->streams_rx[1], c->conf.max_streams_uni);
 	dpq_streams_tx_init(&c->streams_tx[0], 0);
 	dpq_streams_tx_init(&c->streams_tx[1], 0);
+	if (c->early_tp)
+		apply_peer_limits(c);
 	rc = dpq_conn_streams_init(c);
 	if (rc != 0)
 		goto fail_loss;
@@ -371,6 +439,8 @@ dpq_conn_destroy(struct dpq_conn *c)
 	dpq_conn_spec_destroy(c);
 	dpq_loss_destroy(&c->loss);
 	dpq_conn_keys_free(c);
+	dpq_mem_free(&c->mem, c->nt_tx);
+	dpq_mem_free(&c->mem, c->nt_rx);
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
 		if (c->cs[i] != NULL) {
 			dpq_recvbuf_free(&c->cs[i]->rb);
@@ -398,6 +468,8 @@ dpq_conn_local_tparams(const struct dpq_conn *c, uint8_t *buf, size_t len)
 }
 
 /* ---- handshake service ------------------------------------------------ */
+
+static bool early_complete(struct dpq_conn *c);
 
 int
 dpq_conn_hs_send(struct dpq_conn *c, enum dpq_epoch epoch,
@@ -435,6 +507,12 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 		return -EINVAL;
 	if (dpq_aead_from_tls_suite(suite, &alg) != 0)
 		return -ENOTSUP;
+	/* RFC 9001 §4.6: 0-RTT keys are a client's to write and a server's
+	 * to read; a client without remembered limits cannot use them. */
+	if (epoch == DPQ_EPOCH_0RTT &&
+	    (write != (c->role == DPQ_ROLE_CLIENT) ||
+	     (write && !c->early_tp) || c->hs_complete))
+		return 0;
 	kp = write ? &c->tx[epoch] : &c->rx[epoch];
 	/* 1-RTT secrets come once; later ones only from a TLS KeyUpdate,
 	 * which QUIC forbids (RFC 9001 §6): never swap the keys in use. */
@@ -449,9 +527,17 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 		dpq_conn_key_free(c, kp);
 		return rc;
 	}
-	c->cipher_suite = suite;
+	if (epoch != DPQ_EPOCH_0RTT)
+		c->cipher_suite = suite;
 	if (epoch == DPQ_EPOCH_HANDSHAKE && write)
 		dpq_loss_set_handshake_keys(&c->loss, c->now);
+	if (epoch == DPQ_EPOCH_0RTT && write) {
+		/* The application may write its requests now. */
+		dpq_conn_set_early(c, DPQ_EARLY_SENT);
+		if (c->app != NULL && c->app->on_early != NULL)
+			c->app->on_early(c, NULL);
+		return 0;
+	}
 	if (!write)	/* packets held for this key (RFC 9001 §4.1.4) */
 		dpq_conn_replay_buffered(c, c->now);
 	return 0;
@@ -497,9 +583,12 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 	c->cc.max_datagram_size = c->max_udp_payload;
 	dpq_pacer_set_mtu(&c->pacer, c->max_udp_payload);
 	dpq_loss_set_max_ack_delay(&c->loss, tp->max_ack_delay * 1000, c->now);
-	dpq_flow_tx_on_max(&c->tx_fc, tp->initial_max_data);
-	dpq_streams_tx_on_max(&c->streams_tx[0], tp->initial_max_streams_bidi);
-	dpq_streams_tx_on_max(&c->streams_tx[1], tp->initial_max_streams_uni);
+	apply_peer_limits(c);
+	/* §7.4.1: streams opened in 0-RTT take the server's new stream
+	 * limits (a larger one raises them; a smaller one is checked at
+	 * completion). */
+	if (c->early_tp)
+		dpq_conn_streams_raise_send_max(c);
 	/* The peer's CID with sequence 0 (RFC 9000 §5.1.1), so a later
 	 * retire_prior_to retires it; a server's comes with its reset
 	 * token. */
@@ -530,6 +619,8 @@ dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 	}
 	c->hs_complete = true;
 	c->stats.handshake_us = c->now > c->created ? c->now - c->created : 1;
+	if (!early_complete(c))
+		return;
 	snprintf(c->alpn, sizeof(c->alpn), "%s", alpn ? alpn : "");
 	dpq_conn_set_state(c, DPQ_CONN_ESTABLISHED);
 	if (c->role == DPQ_ROLE_SERVER) {
@@ -545,6 +636,94 @@ dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 	 * client's first request, coalesced with its Finished) are
 	 * processed now, not when the client retransmits them. */
 	dpq_conn_replay_buffered(c, c->now);
+}
+
+void
+dpq_conn_set_early(struct dpq_conn *c, enum dpq_conn_early e)
+{
+	c->early = e;
+}
+
+void
+dpq_conn_hs_early(struct dpq_conn *c, const char *alpn)
+{
+	if (c->role != DPQ_ROLE_SERVER || c->rx[DPQ_EPOCH_0RTT] == NULL ||
+	    c->early_ready || dpq_conn_is_closing(c))
+		return;
+	c->early_ready = true;
+	dpq_conn_set_early(c, DPQ_EARLY_ACCEPTED);
+	snprintf(c->alpn, sizeof(c->alpn), "%s", alpn ? alpn : "");
+	if (c->app != NULL && c->app->on_early != NULL)
+		c->app->on_early(c, c->alpn);
+	/* 0-RTT packets held for this (RFC 9001 §4.1.4). */
+	dpq_conn_replay_buffered(c, c->now);
+}
+
+void
+dpq_conn_hs_resumption(struct dpq_conn *c, bool resumed, bool early_accepted)
+{
+	c->resumed = resumed;
+	if (c->role == DPQ_ROLE_CLIENT && c->early == DPQ_EARLY_SENT)
+		dpq_conn_set_early(c, early_accepted ? DPQ_EARLY_ACCEPTED :
+				DPQ_EARLY_REJECTED);
+}
+
+/* Would data already sent break the peer's new limits? */
+static bool
+early_over_limits(const struct dpq_conn *c)
+{
+	return c->tx_fc.sent > c->peer_tp.initial_max_data ||
+		c->streams_tx[0].opened > c->peer_tp.initial_max_streams_bidi ||
+		c->streams_tx[1].opened > c->peer_tp.initial_max_streams_uni ||
+		dpq_conn_streams_over_send_max(c);
+}
+
+/*
+ * The handshake is complete: the fate of 0-RTT. Client: keys go (RFC
+ * 9001 §4.9.3); accepted: the server must not have lowered what 0-RTT
+ * relied on (RFC 9000 §7.4.1); rejected: everything sent in 0-RTT counts
+ * as lost and goes again in 1-RTT (RFC 9001 §4.6.2), unless the server's
+ * new limits are below what was already sent (the data could not be
+ * resent without breaking them: the connection closes). Server: the
+ * 0-RTT read key stays a while for reordered packets (§4.9.3). Returns
+ * false when the connection closed.
+ */
+static bool
+early_complete(struct dpq_conn *c)
+{
+	uint64_t now_tp[7];
+	int i;
+
+	if (c->role == DPQ_ROLE_SERVER) {
+		if (c->rx[DPQ_EPOCH_0RTT] != NULL)
+			c->early_discard_at = c->now + 3 * dpq_conn_pto(c);
+		return true;
+	}
+	if (c->tx[DPQ_EPOCH_0RTT] != NULL)
+		c->discard_0rtt_pending = true;
+	if (c->early == DPQ_EARLY_ACCEPTED) {
+		early_limits(&c->peer_tp, now_tp);
+		for (i = 0; i < 7; i++)
+			if (now_tp[i] < c->early_limit[i]) {
+				dpq_conn_close_transport(c,
+					DPQ_TE_PROTOCOL_VIOLATION, 0,
+					"0-RTT accepted with lower limits");
+				return false;
+			}
+	} else if (c->early == DPQ_EARLY_REJECTED) {
+		struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost,
+			.ctx = c };
+
+		dpq_loss_forget_space(&c->loss, &c->cc, DPQ_PN_SPACE_APP, &cb,
+				c->now);
+		if (early_over_limits(c)) {
+			dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
+				"0-RTT rejected and the new limits are below "
+				"the data already sent");
+			return false;
+		}
+	}
+	return true;
 }
 
 void
@@ -750,6 +929,8 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		t = dpq_loss_deadline(&c->loss);
 	if (dpq_conn_keys_deadline(c) < t)
 		t = dpq_conn_keys_deadline(c);
+	if (c->early_discard_at != 0 && c->early_discard_at < t)
+		t = c->early_discard_at;
 	if (dpq_conn_paths_next_timeout(c) < t)
 		t = dpq_conn_paths_next_timeout(c);
 	if (dpq_conn_spec_deadline(c) < t)
@@ -834,6 +1015,10 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 	dpq_conn_keys_on_timeout(c, now);
 	/* Path validation: resend PATH_CHALLENGE, or give up (§8.2.4). */
 	dpq_conn_paths_on_timeout(c, now);
+	if (c->early_discard_at != 0 && now >= c->early_discard_at) {
+		c->early_discard_at = 0;
+		dpq_conn_key_free(c, &c->rx[DPQ_EPOCH_0RTT]);
+	}
 	/* ACK deadlines need no action here: the builder sends what is
 	 * due once now passes them. */
 }
@@ -844,6 +1029,10 @@ dpq_conn_tx_done(struct dpq_conn *c, uint64_t now)
 	if (c->discard_initial_pending) {
 		c->discard_initial_pending = false;
 		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
+	}
+	if (c->discard_0rtt_pending) {
+		c->discard_0rtt_pending = false;
+		dpq_conn_key_free(c, &c->tx[DPQ_EPOCH_0RTT]);
 	}
 	dpq_conn_keys_tx_done(c);
 }
@@ -885,6 +1074,32 @@ dpq_conn_poll(struct dpq_conn *c, uint64_t now)
 		dpq_conn_on_timeout(c, now);
 	dpq_conn_keys_prepare(c);
 	hs_state_release(c);
+}
+
+int
+dpq_conn_send_new_token(struct dpq_conn *c, const uint8_t *tok, size_t len)
+{
+	if (c->role != DPQ_ROLE_SERVER || tok == NULL || len == 0 ||
+	    len > DPQ_CONN_TOKEN_MAX)
+		return -EINVAL;
+	if (dpq_conn_is_closing(c))
+		return -EPIPE;
+	if (c->nt_tx == NULL) {
+		c->nt_tx = dpq_mem_alloc(&c->mem, DPQ_CONN_TOKEN_MAX);
+		if (c->nt_tx == NULL)
+			return -ENOMEM;
+	}
+	memcpy(c->nt_tx, tok, len);
+	c->nt_tx_len = (uint16_t)len;
+	c->nt_tx_pending = true;
+	return 0;
+}
+
+size_t
+dpq_conn_new_token(const struct dpq_conn *c, const uint8_t **tok)
+{
+	*tok = c->nt_rx;
+	return c->nt_rx != NULL ? c->nt_rx_len : 0;
 }
 
 void *
@@ -1012,4 +1227,40 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	snprintf(st->ecn, sizeof(st->ecn), "%s",
 			dpq_ecn_state_str(c->loss.ecn.state));
 	st->ecn_ce = c->loss.ecn.ce_events;
+	st->resumed = c->resumed;
+	st->early = (uint8_t)c->early;
+	if (c->role == DPQ_ROLE_SERVER)
+		st->early_bytes = c->early_rx_bytes;
+}
+
+ssize_t
+dpq_conn_remembered_tparams(const struct dpq_conn *c, uint8_t *buf,
+		size_t len)
+{
+	const struct dpq_tparams *p = &c->peer_tp;
+	struct dpq_tparams tp;
+	uint8_t *end;
+
+	if (c->role != DPQ_ROLE_CLIENT || !c->peer_tp_set)
+		return -EAGAIN;
+	dpq_tparams_init_defaults(&tp);
+#define KEEP(id, f) do { tp.f = p->f; tp.present |= DPQ_TP_BIT(id); } while (0)
+	KEEP(DPQ_TP_MAX_IDLE_TIMEOUT, max_idle_timeout);
+	KEEP(DPQ_TP_MAX_UDP_PAYLOAD_SIZE, max_udp_payload_size);
+	KEEP(DPQ_TP_INITIAL_MAX_DATA, initial_max_data);
+	KEEP(DPQ_TP_INITIAL_MAX_STREAM_DATA_BIDI_LOCAL,
+			initial_max_stream_data_bidi_local);
+	KEEP(DPQ_TP_INITIAL_MAX_STREAM_DATA_BIDI_REMOTE,
+			initial_max_stream_data_bidi_remote);
+	KEEP(DPQ_TP_INITIAL_MAX_STREAM_DATA_UNI, initial_max_stream_data_uni);
+	KEEP(DPQ_TP_INITIAL_MAX_STREAMS_BIDI, initial_max_streams_bidi);
+	KEEP(DPQ_TP_INITIAL_MAX_STREAMS_UNI, initial_max_streams_uni);
+	KEEP(DPQ_TP_ACTIVE_CONNECTION_ID_LIMIT, active_connection_id_limit);
+#undef KEEP
+	if (p->disable_active_migration) {
+		tp.disable_active_migration = true;
+		tp.present |= DPQ_TP_BIT(DPQ_TP_DISABLE_ACTIVE_MIGRATION);
+	}
+	end = dpq_tparams_encode(buf, buf + len, DPQ_ROLE_SERVER, &tp);
+	return end == NULL ? -ENOSPC : end - buf;
 }

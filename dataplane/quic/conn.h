@@ -146,6 +146,22 @@ struct dpq_app_ops {
 	void (*on_stream_closed)(struct dpq_conn *c, uint64_t id);
 	/* The connection entered closing/draining or closed at once. */
 	void (*on_closed)(struct dpq_conn *c);
+	/* Optional: application data may flow before on_established
+	 * (RFC 9001 §4.6). Client: 0-RTT keys are here and the server's
+	 * remembered limits apply: requests written now leave in 0-RTT
+	 * packets (and again in 1-RTT if the server rejects them, §4.6.2);
+	 * alpn is NULL (the one offered). Server: the client's 0-RTT was
+	 * accepted for alpn: streams may open and be answered (0.5-RTT)
+	 * before on_established. */
+	void (*on_early)(struct dpq_conn *c, const char *alpn);
+};
+
+/* What became of 0-RTT on a connection. */
+enum dpq_conn_early {
+	DPQ_EARLY_NONE = 0,	/* not attempted */
+	DPQ_EARLY_SENT,		/* client: 0-RTT sent, outcome not known */
+	DPQ_EARLY_ACCEPTED,	/* the server took the 0-RTT data */
+	DPQ_EARLY_REJECTED,	/* it did not: resent in 1-RTT (client) */
 };
 
 /* Default handshake deadline (struct dpq_conn_conf). */
@@ -213,6 +229,10 @@ struct dpq_conn_conf {
 	 * sample). */
 	uint8_t spec_retx;
 	uint32_t spec_spacing_us;
+	/* Server: 0-RTT payload bytes a connection processes; later 0-RTT
+	 * packets are dropped (the client sends their data again in 1-RTT
+	 * once they count as lost). 0: 1 MiB. */
+	uint64_t max_early_data;
 };
 
 /* Datagrams speculative retransmission sends twice. */
@@ -223,6 +243,14 @@ struct dpq_conn_conf {
 /* Parse "off", or a comma list of handshake, tail, repair, all. Returns
  * 0 and *flags, or -EINVAL. */
 int dpq_conn_spec_parse(const char *s, uint8_t *flags);
+
+/* Largest address-validation token (Retry or NEW_TOKEN) a connection
+ * sends or keeps. */
+#define DPQ_CONN_TOKEN_MAX	256
+
+/* in with every 0 replaced by its default (what a connection announces). */
+void dpq_conn_conf_fill(struct dpq_conn_conf *out,
+		const struct dpq_conn_conf *in);
 
 /* Everything a connection is created with. */
 struct dpq_conn_init {
@@ -257,6 +285,16 @@ struct dpq_conn_init {
 	 * unknown) and the server's; server, the addresses of the client's
 	 * first Initial. */
 	struct dpq_tuple tuple;
+	/* Client: a NEW_TOKEN token from an earlier connection to this
+	 * server, sent in its Initial packets (RFC 9000 §8.1.3); NULL: none.
+	 * Copied. */
+	const uint8_t *token;
+	uint16_t token_len;
+	/* Client: the server's transport parameters remembered from an
+	 * earlier connection (dpq_conn_remembered_tparams() then), applied
+	 * to 0-RTT (RFC 9000 §7.4.1); NULL: no 0-RTT. Copied. */
+	const uint8_t *remembered_tp;
+	uint16_t remembered_tp_len;
 	uint64_t now;
 	/* The owner's wake-up hook (see the wake-up contract above): the
 	 * connection has work to do; poll and build it soon. May be called
@@ -312,6 +350,13 @@ int dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
  * the service must fail the handshake with. */
 uint64_t dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data,
 		size_t len);
+/* Server: the client's 0-RTT was accepted for this ALPN (after the 0-RTT
+ * read secret): 0-RTT packets are processed from now on. */
+void dpq_conn_hs_early(struct dpq_conn *c, const char *alpn);
+/* Just before dpq_conn_hs_complete(): whether the handshake resumed a
+ * session and whether the 0-RTT data was accepted (RFC 9001 §4.6.2). */
+void dpq_conn_hs_resumption(struct dpq_conn *c, bool resumed,
+		bool early_accepted);
 /* The handshake completed with this ALPN. */
 void dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn);
 /* The handshake failed: close with this QUIC error code. */
@@ -357,8 +402,9 @@ int dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *hdr,
 void dpq_conn_rx_begin(struct dpq_conn *c);
 void dpq_conn_rx_end(struct dpq_conn *c);
 
-/* Most seal ops one datagram needs (one per coalesced packet). */
-#define DPQ_CONN_MAX_SEAL_OPS 3
+/* Most seal ops one datagram needs (one per coalesced packet: Initial,
+ * 0-RTT, Handshake, 1-RTT). */
+#define DPQ_CONN_MAX_SEAL_OPS 4
 
 /* Build up to n datagrams into d[i].buf (d[i].cap bytes each, tags
  * included); d[i].len, .nops, .ecn and .tuple are filled in, and the seal
@@ -488,8 +534,30 @@ struct dpq_conn_stats {
 	uint64_t ecn_ce;		/* CE increases the peer reported */
 	uint64_t cids_issued;		/* NEW_CONNECTION_ID, our new CIDs */
 	uint64_t cids_retired;		/* ours the peer retired */
+	bool resumed;			/* TLS resumption (RFC 8446 §2.2) */
+	uint8_t early;			/* enum dpq_conn_early */
+	uint64_t early_bytes;		/* 0-RTT stream bytes sent (client)
+					 * or taken (server) */
+	uint64_t early_dropped;		/* server: 0-RTT packets dropped over
+					 * max_early_data */
 };
 void dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st);
+
+/* Server: send tok in a NEW_TOKEN frame (RFC 9000 §8.1.3, §19.7) once
+ * the handshake is complete, again if it is lost; a later call replaces
+ * a token not yet sent. Returns 0, -EINVAL (client, len 0 or above
+ * DPQ_CONN_TOKEN_MAX), -ENOMEM or -EPIPE (closing). */
+int dpq_conn_send_new_token(struct dpq_conn *c, const uint8_t *tok,
+		size_t len);
+/* Client: the last NEW_TOKEN token the server sent (for a later
+ * connection to it); returns its length, 0 when none came. */
+size_t dpq_conn_new_token(const struct dpq_conn *c, const uint8_t **tok);
+/* Client: the server's transport parameters a later connection must
+ * remember for 0-RTT (RFC 9000 §7.4.1: those it may use), encoded as a
+ * server would. Returns the length, -EAGAIN before the server's
+ * parameters arrived, -ENOSPC. */
+ssize_t dpq_conn_remembered_tparams(const struct dpq_conn *c, uint8_t *buf,
+		size_t len);
 
 /* Start a 1-RTT key update (RFC 9001 §6.1) as soon as it is allowed: the
  * handshake is confirmed and the peer acknowledged the current keys.

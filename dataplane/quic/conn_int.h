@@ -36,8 +36,6 @@
 #define DPQ_CONN_MIN_DGRAM	64
 /* RFC 9000 §10.2: closing and draining last three PTOs. */
 #define DPQ_CONN_CLOSE_PTOS	3
-/* Largest Retry / NEW_TOKEN token a client keeps. */
-#define DPQ_CONN_TOKEN_MAX	256
 /* Undecryptable packets kept until their keys arrive (conn_recv.c). */
 #define DPQ_CONN_RX_BUFFERED	4
 
@@ -171,7 +169,8 @@ struct dpq_conn_hs_state {
 	struct dpq_ackr ackr[2];		/* Initial, Handshake */
 	struct dpq_crypto_stream cs[3];		/* Initial, 0-RTT, Handshake */
 	struct dpq_tparams local_tp;		/* ours, for the TLS service */
-	/* Client: token from a Retry, sent in every later Initial. */
+	/* Client: token sent in every Initial: a NEW_TOKEN token from an
+	 * earlier connection (dpq_conn_init.token), replaced by a Retry's. */
 	uint8_t token[DPQ_CONN_TOKEN_MAX];
 	uint16_t token_len;
 };
@@ -317,6 +316,24 @@ struct dpq_conn {
 	struct dpq_cc saved_cc;
 	/* The path of the packet being processed (frames answer on it). */
 	struct dpq_path *rx_path;
+	/* NEW_TOKEN (RFC 9000 §8.1.3, §19.7). Server: the token to send,
+	 * held until acknowledged; client: the last one received. Both
+	 * allocated only when there is one. */
+	uint8_t *nt_tx;
+	uint8_t *nt_rx;
+	uint16_t nt_tx_len, nt_rx_len;
+	bool nt_tx_pending;		/* frame to (re)send */
+	/* 0-RTT (RFC 9001 §4.6, RFC 9000 §7.4.1). */
+	enum dpq_conn_early early;	/* writer: conn.c */
+	bool early_tp;			/* client: remembered limits apply */
+	bool early_ready;		/* server: accepted, ALPN known */
+	bool discard_0rtt_pending;	/* client: 0-RTT key goes at tx_done */
+	bool resumed;
+	uint64_t early_discard_at;	/* server: 0-RTT read key goes then */
+	uint64_t early_rx_bytes;	/* server: 0-RTT payload taken */
+	uint64_t early_limit[7];	/* client: remembered §7.4.1 limits */
+	uint64_t first_1rtt_pn;		/* APP space: first 1-RTT packet
+					 * (0-RTT ones come before it) */
 	/* Packets waiting for their keys: DPQ_CONN_RX_BUFFERED slots,
 	 * allocated by the first one held, freed when none is left. */
 	struct dpq_rx_buffered *rx_buffered;
@@ -570,7 +587,14 @@ void dpq_conn_keys_tx_done(struct dpq_conn *c);
 uint64_t dpq_conn_keys_deadline(const struct dpq_conn *c);
 void dpq_conn_keys_on_timeout(struct dpq_conn *c, uint64_t now);
 
+/* conn.c: the one writer of c->early. */
+void dpq_conn_set_early(struct dpq_conn *c, enum dpq_conn_early e);
+
 /* conn_stream.c */
+/* Local streams' send limits up to the peer's (new) initial values. */
+void dpq_conn_streams_raise_send_max(struct dpq_conn *c);
+/* Some local stream sent beyond the peer's initial stream limit. */
+bool dpq_conn_streams_over_send_max(const struct dpq_conn *c);
 struct dpq_qstream *dpq_conn_stream_find(struct dpq_conn *c, uint64_t id);
 /* Find or, for a peer-initiated id within limits, create. *err gets a
  * transport error DPQ_TE_ERR(code) when the frame must close the
@@ -637,6 +661,24 @@ bool dpq_conn_retire_push(struct dpq_conn *c, uint64_t seq);
 void dpq_conn_replay_buffered(struct dpq_conn *c, uint64_t now);
 /* Retire peer_cids[i] (RETIRE_CONNECTION_ID queued, RFC 9000 §5.1.2). */
 void dpq_conn_retire_peer_cid(struct dpq_conn *c, unsigned int i);
+
+/* conn.c: the client sends 0-RTT now (keys, remembered limits, not yet
+ * 1-RTT). */
+static inline bool
+dpq_conn_early_send(const struct dpq_conn *c)
+{
+	return c->role == DPQ_ROLE_CLIENT && c->tx[DPQ_EPOCH_0RTT] != NULL &&
+		c->early_tp && !c->hs_complete;
+}
+
+/* Application data may go in 1-RTT packets: the handshake is complete,
+ * or (server) 0-RTT was accepted: 0.5-RTT data (RFC 9001 §4.1.1). */
+static inline bool
+dpq_conn_app_ready(const struct dpq_conn *c)
+{
+	return c->hs_complete || (c->role == DPQ_ROLE_SERVER &&
+			c->early_ready && c->tx[DPQ_EPOCH_1RTT] != NULL);
+}
 
 /* conn_send.c */
 void dpq_conn_resend_initial(struct dpq_conn *c);

@@ -255,8 +255,17 @@ on_frame(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 	case DPQ_FT_CRYPTO:
 		return on_crypto(c, e, f, &deliver[e]);
 	case DPQ_FT_NEW_TOKEN:
-		/* Kept for the client's server-config cache (a later issue);
-		 * accepted and ignored for now. */
+		/* RFC 9000 §8.1.3: a client keeps the token for a later
+		 * connection (servers refuse the frame by the frame table). */
+		if (f->new_token.len > DPQ_CONN_TOKEN_MAX)
+			return 0;	/* not ours to use; ignore */
+		if (c->nt_rx == NULL) {
+			c->nt_rx = dpq_mem_alloc(&c->mem, DPQ_CONN_TOKEN_MAX);
+			if (c->nt_rx == NULL)
+				return -ENOMEM;
+		}
+		memcpy(c->nt_rx, f->new_token.token, f->new_token.len);
+		c->nt_rx_len = (uint16_t)f->new_token.len;
 		return 0;
 	case DPQ_FT_RESET_STREAM:
 		qs = stream_for(c, f, f->reset_stream.stream_id, &err);
@@ -433,15 +442,26 @@ on_version_negotiation(struct dpq_conn *c, const struct dpq_pkt_hdr *h)
 	dpq_conn_set_state(c, DPQ_CONN_CLOSED);
 }
 
+/* 0-RTT packets may wait for their key in at most this many slots: the
+ * others keep room for the client's Handshake packets. */
+#define RX_BUFFERED_0RTT	(DPQ_CONN_RX_BUFFERED / 2)
+
 static int
 buffer_packet(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 		size_t dgram_len, const struct dpq_rx_info *ri)
 {
 	struct dpq_rx_buffered *b;
+	unsigned int i, early = 0;
 
 	if (c->n_rx_buffered >= DPQ_CONN_RX_BUFFERED ||
 	    len > sizeof(b->data))
 		return -ENOBUFS;
+	if ((pkt[0] & 0xb0) == 0x90) {	/* long header, type 0-RTT */
+		for (i = 0; i < c->n_rx_buffered; i++)
+			early += (c->rx_buffered[i].data[0] & 0xb0) == 0x90;
+		if (early >= RX_BUFFERED_0RTT)
+			return -ENOBUFS;
+	}
 	/* Memory only while packets wait (most connections: never). */
 	if (c->rx_buffered == NULL) {
 		c->rx_buffered = dpq_mem_alloc(&c->mem, DPQ_CONN_RX_BUFFERED *
@@ -471,7 +491,22 @@ rx_ready(const struct dpq_conn *c, enum dpq_epoch e)
 {
 	if (c->rx[e] == NULL)
 		return false;
+	/* 0-RTT: once the service said it accepted it (and for which
+	 * application): the read key may come first. */
+	if (e == DPQ_EPOCH_0RTT)
+		return c->early_ready;
 	return !(e == DPQ_EPOCH_1RTT && !c->hs_complete);
+}
+
+/* A 0-RTT packet no key will ever open: a client's (servers send none),
+ * or a server's once its handshake completed without accepting 0-RTT,
+ * or after the 0-RTT key went (RFC 9001 §4.9.3). */
+static bool
+early_dead(const struct dpq_conn *c)
+{
+	return c->role == DPQ_ROLE_CLIENT ||
+		(c->hs_complete && c->rx[DPQ_EPOCH_0RTT] == NULL) ||
+		(c->hs_complete && !c->early_ready);
 }
 
 int
@@ -494,8 +529,8 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 	if (h->type != DPQ_PKT_1RTT && h->version != c->version)
 		return -EPROTO;
 	e = dpq_pkt_type_epoch(h->type);
-	if (e == DPQ_EPOCH_0RTT && c->rx[e] == NULL)
-		return -ENOKEY;		/* no 0-RTT yet: drop (§12.5) */
+	if (e == DPQ_EPOCH_0RTT && early_dead(c))
+		return -ENOKEY;		/* no 0-RTT: drop (§12.5) */
 	if (c->pns[dpq_epoch_space(e)].discarded)
 		return -ENOKEY;
 	if (!rx_ready(c, e))
@@ -629,6 +664,15 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	}
 	if (dpq_ackr_is_duplicate(c->pns[sp].ackr, op->pn))
 		return -EALREADY;	/* §12.3 */
+	if (e == DPQ_EPOCH_0RTT) {
+		/* The server's cap on 0-RTT work: a packet over it is
+		 * dropped unacknowledged, its data comes again in 1-RTT. */
+		if (c->early_rx_bytes + op->len > c->conf.max_early_data) {
+			c->stats.early_dropped++;
+			return -ENOBUFS;
+		}
+		c->early_rx_bytes += op->len;
+	}
 	/* The path it came on; a new one only for an authenticated packet
 	 * (§9.3), and none before the handshake is confirmed (§9). */
 	path = dpq_conn_path_for_rx(c, ri, dgram_len, now);
@@ -912,7 +956,8 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 				&h) == 0) {
 			e = dpq_pkt_type_epoch(h.type);
 			take[i] = rx_ready(c, e) ||
-				c->pns[dpq_epoch_space(e)].discarded;
+				c->pns[dpq_epoch_space(e)].discarded ||
+				(e == DPQ_EPOCH_0RTT && early_dead(c));
 		}
 		ready += take[i];
 	}

@@ -82,7 +82,7 @@ app_control_pending(const struct dpq_conn *c)
 	const struct dpq_path *p = &c->paths[c->active];
 
 	return c->handshake_done_pending || p->response_due ||
-		p->challenge_due ||
+		p->challenge_due || c->nt_tx_pending ||
 		c->n_retire_pending > 0 || c->ping_pending ||
 		dpq_conn_cids_announce_pending(c) ||
 		dpq_flow_rx_due(&c->rx_fc, &v) ||
@@ -104,10 +104,14 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now,
 
 	if (!dpq_conn_has_tx_key(c, e) || c->pns[sp].discarded)
 		return false;
+	/* 0-RTT: stream data only (no ACK, no CRYPTO: RFC 9000 §12.4). */
+	if (e == DPQ_EPOCH_0RTT)
+		return dpq_conn_early_send(c) && c->sendq != NULL &&
+			dpq_cc_available(&c->cc) > 0;
 	if (ack_wanted(c, sp, now) || c->pns[sp].probes > 0 ||
 	    dpq_sendbuf_pending(&c->cs[e]->sb))
 		return true;
-	if (e != DPQ_EPOCH_1RTT || !c->hs_complete)
+	if (e != DPQ_EPOCH_1RTT || !dpq_conn_app_ready(c))
 		return false;
 	return app_control_pending(c) || dpq_conn_fec_send_due(c) ||
 		(c->sendq != NULL && dpq_cc_available(&c->cc) > 0 && !hold);
@@ -141,7 +145,9 @@ paced_work(const struct dpq_conn *c)
 		    !c->pns[dpq_epoch_space(e)].discarded &&
 		    dpq_sendbuf_pending(&c->cs[e]->sb))
 			return true;
-	return c->hs_complete && c->tx[DPQ_EPOCH_1RTT] != NULL &&
+	if (dpq_conn_early_send(c) && c->sendq != NULL)
+		return true;	/* 0-RTT data */
+	return dpq_conn_app_ready(c) && c->tx[DPQ_EPOCH_1RTT] != NULL &&
 		(c->sendq != NULL || app_control_pending(c));
 }
 
@@ -168,7 +174,7 @@ write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 	uint8_t *q;
 	size_t n;
 
-	if (!dpq_ackr_has_new(a))
+	if (b->e == DPQ_EPOCH_0RTT || !dpq_ackr_has_new(a))
 		return;
 	n = dpq_ackr_ranges(a, ranges, DPQ_ACKR_MAX_RANGES);
 	if (n == 0)
@@ -257,6 +263,15 @@ write_conn_control(struct dpq_conn *c, struct pkt_build *b)
 		if (put_frame(b, &f)) {
 			rec_add(b, DPQ_SENT_REC_HANDSHAKE_DONE);
 			c->handshake_done_pending = false;
+		}
+	}
+	if (c->nt_tx_pending) {
+		f.type = DPQ_FT_NEW_TOKEN;
+		f.new_token.token = c->nt_tx;
+		f.new_token.len = c->nt_tx_len;
+		if (put_frame(b, &f)) {
+			rec_add(b, DPQ_SENT_REC_NEW_TOKEN);
+			c->nt_tx_pending = false;
 		}
 	}
 	for (i = 0; i < DPQ_CONN_LOCAL_CIDS; i++) {
@@ -490,6 +505,8 @@ write_stream_data(struct dpq_conn *c, struct pkt_build *b,
 		b->stream_data = true;
 		dpq_stream_on_data_sent(s, &c->tx_fc, off, len, fin);
 		c->stats.stream_bytes_sent += len;
+		if (b->e == DPQ_EPOCH_0RTT)
+			c->stats.early_bytes += len;
 		r = rec_add(b, DPQ_SENT_REC_STREAM);
 		r->stream.id = s->id;
 		r->stream.off = off;
@@ -563,6 +580,7 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 	} else {
 		struct dpq_pkt_long_desc d = {
 			.type = e == DPQ_EPOCH_INITIAL ? DPQ_PKT_INITIAL :
+				e == DPQ_EPOCH_0RTT ? DPQ_PKT_0RTT :
 				DPQ_PKT_HANDSHAKE,
 			.version = c->version,
 			.dcid = c->dcid.bytes,
@@ -700,8 +718,11 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	op->pn_offset = (uint16_t)b->pn_offset;
 	op->pn_len = (uint8_t)b->pn_len;
 	c->pns[b->sp].next_pn++;
-	if (b->e == DPQ_EPOCH_1RTT)
+	if (b->e == DPQ_EPOCH_1RTT) {
 		dpq_conn_keys_on_sent(c, b->pn);
+		if (c->first_1rtt_pn == UINT64_MAX)
+			c->first_1rtt_pn = b->pn;
+	}
 	if (b->e == DPQ_EPOCH_1RTT && record && !b->off_path)
 		dpq_conn_fec_end_packet(c, b->pn, b->payload,
 				(size_t)(b->p - b->payload), b->eliciting);
@@ -757,9 +778,11 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	write_ack(c, &b, now);
 	if (b.cc_ok || b.probe) {
 		write_crypto(c, &b);
-		if (e == DPQ_EPOCH_1RTT && c->hs_complete) {
+		if (e == DPQ_EPOCH_1RTT && dpq_conn_app_ready(c)) {
 			write_path_frames(c, &b, &c->paths[c->active], now);
 			write_conn_control(c, &b);
+			write_streams(c, &b);
+		} else if (e == DPQ_EPOCH_0RTT) {
 			write_streams(c, &b);
 		}
 	}
@@ -774,7 +797,7 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	}
 	if (b.p == b.payload)
 		return 0;	/* nothing fit */
-	if (e == DPQ_EPOCH_1RTT)
+	if (e == DPQ_EPOCH_1RTT || e == DPQ_EPOCH_0RTT)
 		dpq_cc_set_app_limited(&c->cc, !b.cc_blocked &&
 				c->sendq == NULL);
 	/* RFC 9000 §8.2.1, §8.2.2: datagrams with PATH_CHALLENGE or
@@ -892,8 +915,9 @@ static size_t
 build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		struct dpq_seal_op *ops, unsigned int *nops, uint64_t now)
 {
+	/* RFC 9000 §12.2: coalesced in order of encryption level. */
 	static const enum dpq_epoch order[] = { DPQ_EPOCH_INITIAL,
-		DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT };
+		DPQ_EPOCH_0RTT, DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT };
 	struct dpq_path *path = &c->paths[c->active];
 	size_t limit = cap, off = 0, min_len = 0;
 	bool has_initial = false, sent_handshake = false;
@@ -944,7 +968,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		dpq_pacer_idle(&c->pacer);
 	}
 	c->dgram_in_flight = false;
-	for (i = 0; i < 3 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
+	for (i = 0; i < 4 && *nops < DPQ_CONN_MAX_SEAL_OPS; i++) {
 		enum dpq_epoch e = order[i];
 		size_t n;
 
@@ -1229,6 +1253,12 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 			if (!acked)
 				c->handshake_done_pending = true;
 			break;
+		case DPQ_SENT_REC_NEW_TOKEN:
+			/* §13.3: resent until acknowledged (the latest token:
+			 * a newer one replaces it, so no copy per packet). */
+			if (!acked && c->nt_tx != NULL)
+				c->nt_tx_pending = true;
+			break;
 		case DPQ_SENT_REC_MAX_DATA:
 			if (!acked)
 				dpq_flow_rx_on_lost(&c->rx_fc, r->max.value);
@@ -1285,9 +1315,11 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 		}
 	}
 	/* RFC 9001 §4.1.2: a client may take an acknowledged 1-RTT packet
-	 * as handshake confirmation. */
+	 * as handshake confirmation; an acknowledged 0-RTT packet (same
+	 * space, lower numbers) proves nothing about the handshake. */
 	if (acked && sp == DPQ_PN_SPACE_APP && c->hs_complete &&
-	    c->role == DPQ_ROLE_CLIENT && !c->hs_confirmed)
+	    c->role == DPQ_ROLE_CLIENT && !c->hs_confirmed &&
+	    pkt->pn >= c->first_1rtt_pn)
 		c->confirm_pending = true;	/* applied after the ACK */
 }
 

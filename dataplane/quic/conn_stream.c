@@ -290,6 +290,45 @@ maybe_close(struct dpq_conn *c, struct dpq_qstream *qs)
 
 /* ---- application API ------------------------------------------------------ */
 
+/* The peer's initial send limit of our stream id (§18.2). */
+static uint64_t
+initial_send_max(const struct dpq_conn *c, uint64_t id)
+{
+	return dpq_streamid_is_uni(id) ?
+		c->peer_tp.initial_max_stream_data_uni :
+		c->peer_tp.initial_max_stream_data_bidi_remote;
+}
+
+void
+dpq_conn_streams_raise_send_max(struct dpq_conn *c)
+{
+	uint32_t i;
+	struct dpq_qstream *qs;
+
+	for (i = 0; i < c->stab_size; i++)
+		for (qs = c->stab[i]; qs != NULL; qs = qs->hnext)
+			if (dpq_streamid_is_local(qs->s.id,
+					c->role == DPQ_ROLE_SERVER) &&
+			    dpq_flow_tx_on_max(&qs->s.tx_fc,
+					initial_send_max(c, qs->s.id)))
+				dpq_conn_stream_schedule(c, qs);
+}
+
+bool
+dpq_conn_streams_over_send_max(const struct dpq_conn *c)
+{
+	uint32_t i;
+	const struct dpq_qstream *qs;
+
+	for (i = 0; i < c->stab_size; i++)
+		for (qs = c->stab[i]; qs != NULL; qs = qs->hnext)
+			if (dpq_streamid_is_local(qs->s.id,
+					c->role == DPQ_ROLE_SERVER) &&
+			    qs->s.tx_fc.sent > initial_send_max(c, qs->s.id))
+				return true;
+	return false;
+}
+
 int
 dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id)
 {
@@ -297,7 +336,11 @@ dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id)
 	int rc;
 
 	dpq_conn_wake(c);
-	if (c->state != DPQ_CONN_ESTABLISHED)
+	/* Before the handshake completes only with 0-RTT (RFC 9001 §4.6):
+	 * a client sending it, a server that accepted it. */
+	if (c->state != DPQ_CONN_ESTABLISHED &&
+	    !(c->state == DPQ_CONN_HANDSHAKING &&
+	      (dpq_conn_early_send(c) || dpq_conn_app_ready(c))))
 		return c->state == DPQ_CONN_HANDSHAKING ? -EAGAIN : -EPIPE;
 	rc = dpq_streams_tx_open(&c->streams_tx[uni], &index);
 	if (rc != 0)

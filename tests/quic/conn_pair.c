@@ -122,10 +122,25 @@ pair_addr4(struct dpq_netaddr *a, uint8_t a0, uint8_t a1, uint8_t a2,
 	a->ip[3] = a3;
 }
 
+static void
+pair_on_ticket(void *arg, struct dpq_conn *c, const uint8_t *data, size_t len,
+		bool early)
+{
+	struct pair *p = arg;
+
+	(void)c;
+	if (len > sizeof(p->ticket))
+		abort();
+	memcpy(p->ticket, data, len);
+	p->ticket_len = len;
+	p->ticket_early = early;
+}
+
 void
 pair_start(struct pair *p)
 {
 	struct dpq_conn_init in = { 0 };
+	struct dpq_hs_direct_opts ho = { &p->copts, pair_on_ticket, p };
 
 	p->sctx = mkctx(DPQ_TLS_SERVER, "hq-interop", 0, p->server_alpns,
 			p->server_keylog);
@@ -146,8 +161,12 @@ pair_start(struct pair *p)
 	in.tuple.peer = p->saddr;
 	in.cid_ops = &pair_cid_ops;
 	in.cid_arg = p;
+	in.token = p->ctoken;
+	in.token_len = p->ctoken_len;
+	in.remembered_tp = p->ctp;
+	in.remembered_tp_len = p->ctp_len;
 	if (dpq_conn_create(&in, &p->client) != 0 ||
-	    dpq_hs_direct_attach(p->cctx, p->client) != 0)
+	    dpq_hs_direct_attach_opts(p->cctx, p->client, &ho) != 0)
 		abort();
 }
 
@@ -220,6 +239,10 @@ make_server(struct pair *p, const uint8_t *d, size_t len,
 
 	if (dpq_pkt_parse(d, d + len, 8, &h) != 0 || h.type != DPQ_PKT_INITIAL)
 		return;
+	if (h.token_len <= sizeof(p->initial_token)) {
+		memcpy(p->initial_token, h.token, h.token_len);
+		p->initial_token_len = h.token_len;
+	}
 	in.conf = &p->sconf;
 	if (p->server_budget != NULL) {
 		p->server_state_mem = dpq_membudget_state_mem(p->server_budget);
@@ -244,9 +267,13 @@ make_server(struct pair *p, const uint8_t *d, size_t len,
 	in.tuple = *t;
 	in.cid_ops = &pair_cid_ops;
 	in.cid_arg = p;
-	if (dpq_conn_create(&in, &p->server) != 0 ||
-	    dpq_hs_direct_attach(p->sctx, p->server) != 0)
-		abort();
+	{
+		struct dpq_hs_direct_opts ho = { &p->sopts, NULL, NULL };
+
+		if (dpq_conn_create(&in, &p->server) != 0 ||
+		    dpq_hs_direct_attach_opts(p->sctx, p->server, &ho) != 0)
+			abort();
+	}
 }
 
 static void

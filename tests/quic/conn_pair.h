@@ -109,6 +109,22 @@ struct pair {
 	 * no_cids (before pair_start): give none. */
 	bool no_cids;
 	uint64_t cids_made[2], cids_dropped[2];	/* [is_server] */
+	/* Client: token for its first Initial (NEW_TOKEN of an earlier
+	 * connection); set before pair_start. */
+	const uint8_t *ctoken;
+	uint16_t ctoken_len;
+	/* The token of the Initial that created the server. */
+	uint8_t initial_token[DPQ_CONN_TOKEN_MAX];
+	size_t initial_token_len;
+	/* Resumption and 0-RTT (set before pair_start): the server's
+	 * ticket options, the client's session and remembered transport
+	 * parameters; the last ticket the client received. */
+	struct dpq_tls_session_opts sopts, copts;
+	const uint8_t *ctp;
+	uint16_t ctp_len;
+	uint8_t ticket[4096];
+	size_t ticket_len;
+	bool ticket_early;
 };
 
 /* Set up contexts and the client; suite 0 = any; alpn for both. */
