@@ -15,6 +15,11 @@
  *     --timeout S         give up after S seconds (30)
  *     --verify [--ca F]   verify the server certificate (off by default:
  *                         dpquicd's default certificate is self-signed)
+ *     --cache FILE        keep what makes the next connection to the same
+ *                         server faster: session ticket, NEW_TOKEN token,
+ *                         the server's transport parameters (created 0600;
+ *                         a damaged file only costs a full handshake)
+ *     --no-0rtt           resume from the cache but send no 0-RTT data
  *     --key-update N      start a 1-RTT key update (RFC 9001 §6) every N
  *                         packets sent (0, the default: only before the
  *                         AEAD's limit)
@@ -36,7 +41,9 @@
  *     --migrate-addr IP   the local address to move to (default: the
  *                         same address, a new port)
  *
- * Prints the handshake time, bytes and goodput. Exit status 0 when every
+ * Prints the handshake time, bytes and goodput, the time to the first
+ * response byte, whether the session was resumed and what became of 0-RTT
+ * ("session resumed 0rtt accepted"). Exit status 0 when every
  * file arrived complete, 1 otherwise, 2 for usage errors. The handshake
  * runs in this thread (hs_direct): a client has no dataplane cores to
  * protect.
@@ -48,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -55,6 +63,7 @@
 #include <rte_errno.h>
 
 #include "control/conf/conf.h"
+#include "control/client/cache.h"
 #include "control/tls/hs_direct.h"
 #include "dataplane/engine/cc.h"
 #include "dataplane/engine/errors.h"
@@ -79,6 +88,9 @@ usage(FILE *f)
 		"  --dpdk LOCAL_IP  --prefix LEN  --gateway IP  --port-id P\n"
 		"  --out DIR  --sha256  --ciphers NAME  --alpn NAME\n"
 		"  --keylog FILE  --timeout S  --verify [--ca FILE]\n"
+		"  --cache FILE     session ticket, token and server parameters\n"
+		"                   for the next connection (resumption, 0-RTT)\n"
+		"  --no-0rtt        resume from the cache without 0-RTT data\n"
 		"  --key-update N   start a key update every N packets\n"
 		"  --key-update-gap S  at least S seconds between two (1)\n"
 		"  --fec POLICY     XOR-FEC for what we send: off | fixed[:K] |\n"
@@ -243,6 +255,23 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 		printf("spec copies_sent %lu dropped %lu\n",
 			(unsigned long)cs->spec_sent,
 			(unsigned long)cs->spec_dropped);
+	{
+		static const char *const early[] = { "none", "sent",
+			"accepted", "rejected" };
+		const struct dpq_hq_result *r0 = dpq_hq_client_result(hc, 0);
+
+		/* Time to the first response byte, from the connection's
+		 * start (the bench's figure). */
+		if (r0 != NULL && r0->t_first_byte >= cs->created_us &&
+		    cs->created_us != 0)
+			printf("first_byte_ms %.3f\n",
+				(double)(r0->t_first_byte - cs->created_us) /
+				1e3);
+		printf("session %s 0rtt %s early_bytes %lu\n",
+			cs->resumed ? "resumed" : "full",
+			early[cs->early & 3],
+			(unsigned long)cs->early_bytes);
+	}
 	if (cs->fec_on)
 		printf("fec rebuilt %lu unrecoverable %lu repairs_sent %lu "
 			"repair_bytes %lu\n",
@@ -387,11 +416,127 @@ icmp_check(struct dpq_driver *drv, uint64_t *seen, uint64_t pkts_recv)
 	return pkts_recv == 0;
 }
 
+/* What the next connection remembers (--cache). */
+struct resume {
+	struct dpq_tls_ctx *tls;
+	struct dpq_cache *cache;	/* NULL: no --cache */
+	struct dpq_cache_entry *ent;	/* this server's, being updated */
+	bool found;			/* the cache had an entry */
+	bool new_ticket;		/* a NewSessionTicket arrived */
+	struct dpq_tls_session_opts so;
+};
+
+static void
+on_ticket(void *arg, struct dpq_conn *c, const uint8_t *data, size_t len,
+		bool early)
+{
+	struct resume *r = arg;
+
+	(void)c;
+	if (r->ent == NULL || len > sizeof(r->ent->ticket))
+		return;
+	memcpy(r->ent->ticket, data, len);
+	r->ent->ticket_len = len;
+	r->ent->early = early;
+	r->new_ticket = true;
+}
+
 static int
 hs_attach(void *arg, struct dpq_conn *c, uint64_t handle)
 {
+	struct resume *r = arg;
+	struct dpq_hs_direct_opts o = {
+		.session = r->found ? &r->so : NULL,
+		.on_ticket = on_ticket,
+		.arg = r,
+	};
+
 	(void)handle;
-	return dpq_hs_direct_attach(arg, c);
+	return dpq_hs_direct_attach_opts(r->tls, c, r->cache ? &o : NULL);
+}
+
+/* The cache entry of server (key "IP:PORT" and ALPN): what to resume with
+ * and, for 0-RTT, the remembered parameters. */
+static int
+resume_start(struct resume *r, const char *path, const char *server,
+		const char *alpn, bool no_early, struct dpq_shard_connect_opts *co)
+{
+	const struct dpq_cache_entry *e;
+	struct dpq_cache_stats st;
+	int rc;
+
+	r->ent = calloc(1, sizeof(*r->ent));
+	if (r->ent == NULL)
+		return -ENOMEM;
+	rc = dpq_cache_load(path, (uint64_t)time(NULL), &r->cache, &st);
+	if (rc != 0) {
+		fprintf(stderr, "dpquic-client: --cache %s: %s (going on "
+			"without it)\n", path, strerror(-rc));
+		return rc;
+	}
+	if (st.damaged > 0)
+		fprintf(stderr, "dpquic-client: --cache %s: %u damaged "
+			"entr%s ignored\n", path, st.damaged,
+			st.damaged == 1 ? "y" : "ies");
+	e = dpq_cache_find(r->cache, server, alpn);
+	if (e != NULL) {
+		*r->ent = *e;
+		r->found = e->ticket_len > 0;
+		r->so.session = r->ent->ticket;
+		r->so.session_len = r->ent->ticket_len;
+		/* 0-RTT needs the ticket's permission and the parameters
+		 * that bound it (RFC 9000 §7.4.1). */
+		r->so.offer_early_data = !no_early && e->early &&
+			e->tp_len > 0;
+		if (r->so.offer_early_data) {
+			co->remembered_tp = r->ent->tp;
+			co->remembered_tp_len = (uint16_t)r->ent->tp_len;
+		}
+		/* RFC 9000 §8.1.3: the token for this server's Initial. */
+		co->token = e->token_len ? r->ent->token : NULL;
+		co->token_len = (uint16_t)e->token_len;
+	}
+	snprintf(r->ent->server, sizeof(r->ent->server), "%s", server);
+	snprintf(r->ent->alpn, sizeof(r->ent->alpn), "%s", alpn);
+	return 0;
+}
+
+/* After the fetch: the new ticket, token and parameters into the file. A
+ * NEW_TOKEN token serves once (§8.1.4): the one used goes. */
+static void
+resume_finish(struct resume *r, const char *path, struct dpq_conn *c)
+{
+	const uint8_t *tok;
+	size_t n;
+	ssize_t tp;
+	int rc;
+
+	if (r->cache == NULL || r->ent == NULL)
+		return;
+	r->ent->token_len = 0;
+	if (c != NULL) {
+		n = dpq_conn_new_token(c, &tok);
+		if (n > 0 && n <= sizeof(r->ent->token)) {
+			memcpy(r->ent->token, tok, n);
+			r->ent->token_len = n;
+		}
+		tp = dpq_conn_remembered_tparams(c, r->ent->tp,
+				sizeof(r->ent->tp));
+		if (tp > 0)
+			r->ent->tp_len = (size_t)tp;
+	}
+	if (!r->new_ticket && !r->found)
+		r->ent->ticket_len = 0;
+	if (r->ent->ticket_len == 0 && r->ent->token_len == 0) {
+		dpq_cache_drop(r->cache, r->ent->server, r->ent->alpn);
+	} else {
+		r->ent->saved = (uint64_t)time(NULL);
+		dpq_cache_put(r->cache, r->ent);
+	}
+	rc = dpq_cache_save(r->cache, path);
+	if (rc != 0)
+		fprintf(stderr, "dpquic-client: --cache %s: cannot write: %s\n",
+			path, strerror(-rc));
 }
 
 static uint16_t
@@ -483,6 +628,8 @@ main(int argc, char **argv)
 		{ "key-update-gap", required_argument, NULL, 'G' },
 		{ "migrate-after", required_argument, NULL, 'M' },
 		{ "migrate-addr", required_argument, NULL, 'A' },
+		{ "cache", required_argument, NULL, 'Y' },
+		{ "no-0rtt", no_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -519,6 +666,10 @@ main(int argc, char **argv)
 	const char *cc_name = NULL;
 	bool no_pacing = false;
 	char *end;
+	struct dpq_shard_connect_opts copts = { 0 };
+	struct resume resume = { 0 };
+	const char *cache_path = NULL;
+	bool no_early = false;
 	int c, n, rc = 1;
 
 	if (has_eal_args(argc, argv)) {
@@ -584,6 +735,8 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'a': alpn = optarg; break;
+		case 'Y': cache_path = optarg; break;
+		case 'Z': no_early = true; break;
 		case 'K': tc.keylog_file = optarg; break;
 		case 't':
 			if (dpq_conf_parse_seconds(optarg, &timeout) != 0 ||
@@ -806,7 +959,14 @@ main(int argc, char **argv)
 	sc.hs.ops = &dpq_hs_direct_ops;
 	sc.hs.hs = tls;
 	sc.hs.attach = hs_attach;
-	sc.hs.arg = tls;
+	sc.hs.arg = &resume;
+	resume.tls = tls;
+	if (cache_path != NULL) {
+		char key[DPQ_CACHE_SERVER_MAX];
+
+		dpq_addr_format(&server, key, sizeof(key));
+		resume_start(&resume, cache_path, key, alpn, no_early, &copts);
+	}
 	client_ops = dpq_hq_client_ops;
 	client_ops.on_closed = on_closed;
 	sc.app.ops = &client_ops;
@@ -815,7 +975,7 @@ main(int argc, char **argv)
 	sc.socket_id = SOCKET_ID_ANY;
 	sc.max_conns = 4;
 	if (dpq_shard_create(&sc, &shard) != 0 ||
-	    dpq_shard_connect(shard, &server, &conn) != 0) {
+	    dpq_shard_connect_opts(shard, &server, &copts, &conn) != 0) {
 		fprintf(stderr, "dpquic-client: cannot start the connection\n");
 		goto out;
 	}
@@ -854,6 +1014,22 @@ main(int argc, char **argv)
 		}
 	}
 	conn = dpq_shard_conn_by_handle(shard, handle);
+	/* The ticket comes after the handshake: with --cache, give it a few
+	 * round trips if the answers were faster. */
+	if (resume.cache != NULL && !resume.new_ticket && conn != NULL &&
+	    !closed) {
+		uint64_t until = dpq_shard_now_us() + 3 * (cstats.srtt_us ?
+			cstats.srtt_us : 100000);
+
+		while (!stop && !resume.new_ticket &&
+		       dpq_shard_now_us() < until &&
+		       dpq_shard_conn_by_handle(shard, handle) != NULL)
+			dpq_shard_poll(shard, dpq_shard_now_us());
+		conn = dpq_shard_conn_by_handle(shard, handle);
+		if (conn != NULL)
+			dpq_conn_get_stats(conn, &cstats);
+	}
+	resume_finish(&resume, cache_path, conn);
 	/* Any close seen here was not ours: we close only below. */
 	if (closed)
 		report_close(&close_info, alpn);
@@ -876,6 +1052,11 @@ out:
 	if (drv != NULL)
 		dpq_driver_close(drv);
 	dpq_tls_ctx_destroy(tls);
+	dpq_cache_free(resume.cache);
+	if (resume.ent != NULL) {
+		explicit_bzero(resume.ent, sizeof(*resume.ent));
+		free(resume.ent);
+	}
 	rte_eal_cleanup();
 	return rc;
 }

@@ -80,8 +80,10 @@ apply(struct dpqd_shard *r, const struct dpq_hs_config *cfg)
 		tc.new_v6_prefix = cfg->token_v6_prefix;
 		dpq_tokens_set_cfg(t, &tc);
 	}
-	if (r->shard != NULL)
+	if (r->shard != NULL) {
 		dpq_shard_set_new_token(r->shard, cfg->new_token);
+		dpq_shard_set_max_early_data(r->shard, cfg->max_early_data);
+	}
 	__atomic_store_n(&r->config_version, cfg->version, __ATOMIC_RELEASE);
 }
 

@@ -47,6 +47,7 @@ struct mgmt_shard {
 	struct dpq_hs_post_stats post;
 	uint64_t requests, bad, stale, fail_lost, refused;
 	uint64_t hs_started, hs_ok, hs_failed, active;
+	uint64_t hs_full, hs_resumed, hs_early, cpu_full_ns, cpu_resumed_ns;
 	uint64_t backlog_now;
 };
 
@@ -77,6 +78,7 @@ struct hs_entry {
 	bool broken;
 	int8_t ctx_slot;		/* server: m->ctxs[] it uses; -1 none */
 	uint32_t next_free;
+	uint64_t cpu_ns;		/* this thread's CPU spent on it */
 };
 
 /*
@@ -115,6 +117,10 @@ struct dpq_mgmt {
 	struct mgmt_req req;
 	pthread_mutex_t info_lock;	/* info: read by other threads */
 	struct dpq_mgmt_srvcfg_info info;
+	/* 0-RTT anti-replay of every server handshake (srvcfg only). */
+	struct dpq_tls_antireplay *ar;
+	uint64_t ar_epoch;
+	uint32_t ar_window, ar_entries;
 };
 
 static unsigned int instance_seq;
@@ -389,6 +395,22 @@ on_secret(void *arg, enum dpq_tls_level level, bool write,
 		e->broken = true;
 		return -1;
 	}
+	/* A server's 0-RTT read key: TLS accepted 0-RTT; the shard needs
+	 * the application it is for before it processes 0-RTT data. */
+	if (level == DPQ_TLS_LEVEL_EARLY && !write && e->tls != NULL &&
+	    e->role == DPQ_ROLE_SERVER) {
+		const char *alpn = dpq_tls_alpn_now(e->tls);
+		size_t n = strnlen(alpn, DPQ_HS_ALPN_MAX - 1);
+
+		msg_init(&msg, e->handle, DPQ_HS_EARLY);
+		memcpy(msg.data, alpn, n);
+		msg.data[n] = '\0';
+		msg.len = (uint16_t)(n + 1);
+		if (post(e->sh, &msg) != 0) {
+			e->broken = true;
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -495,6 +517,10 @@ entry_progress(struct dpq_mgmt *m, struct hs_entry *e, int rc)
 	msg.data[n] = '\0';
 	msg.len = (uint16_t)(n + 1);
 	msg.cipher_suite = dpq_tls_cipher_suite(e->tls);
+	if (dpq_tls_resumed(e->tls))
+		msg.flags |= DPQ_HS_F_RESUMED;
+	if (dpq_tls_early_data_accepted(e->tls))
+		msg.flags |= DPQ_HS_F_EARLY_OK;
 	if (post(e->sh, &msg) != 0) {
 		entry_fail(m, e, DPQ_TE_INTERNAL_ERROR);
 		return;
@@ -503,11 +529,54 @@ entry_progress(struct dpq_mgmt *m, struct hs_entry *e, int rc)
 	DPQ_HS_STAT_ADD(e->sh->hs_ok, 1);
 	rte_log(RTE_LOG_DEBUG, dpq_logtype_mgmt, "conn %" PRIx64 ": TLS "
 		"handshake complete, ALPN %s\n", e->handle, alpn);
+	if (e->role == DPQ_ROLE_SERVER) {
+		struct mgmt_shard *sh = e->sh;
+
+		if (msg.flags & DPQ_HS_F_RESUMED) {
+			DPQ_HS_STAT_ADD(sh->hs_resumed, 1);
+			DPQ_HS_STAT_ADD(sh->cpu_resumed_ns, e->cpu_ns);
+		} else {
+			DPQ_HS_STAT_ADD(sh->hs_full, 1);
+			DPQ_HS_STAT_ADD(sh->cpu_full_ns, e->cpu_ns);
+		}
+		if (msg.flags & DPQ_HS_F_EARLY_OK)
+			DPQ_HS_STAT_ADD(sh->hs_early, 1);
+	}
 	/* A QUIC client sends no TLS message after its Finished (no
 	 * KeyUpdate in QUIC, RFC 9001 §6): a server needs no TLS state
 	 * past completion. */
 	if (e->role == DPQ_ROLE_SERVER)
 		entry_free(m, e);
+}
+
+/* This thread's CPU time (ns). */
+static uint64_t
+cpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A server handshake's tickets and 0-RTT from the current server config
+ * version (NULL for clients and without a server config). */
+static const struct dpq_tls_session_opts *
+session_opts(struct dpq_mgmt *m, const struct hs_entry *e,
+		struct dpq_tls_session_opts *so)
+{
+	const struct dpq_srvcfg_version *v;
+
+	if (e->role != DPQ_ROLE_SERVER || m->srvcfg == NULL)
+		return NULL;
+	v = dpq_srvcfg_current(m->srvcfg);
+	memset(so, 0, sizeof(*so));
+	so->stek = v->stek[0];
+	so->stek_prev = v->stek_has_prev ? v->stek[1] : NULL;
+	so->ticket_lifetime_s = v->policy.ticket_lifetime_s;
+	so->early_data = v->policy.early_data && m->ar != NULL;
+	so->antireplay = m->ar;
+	return so;
 }
 
 static void
@@ -546,7 +615,15 @@ req_new(struct dpq_mgmt *m, struct mgmt_shard *sh,
 	e->odcid = req->odcid;
 	e->peer_scid = req->peer_scid;
 	/* A client's ClientHello comes out through on_send in here. */
-	rc = dpq_tls_new(ctx, &tls_cbs, e, req->data, req->len, &e->tls);
+	{
+		struct dpq_tls_session_opts so;
+		uint64_t t0 = cpu_now_ns();
+
+		rc = dpq_tls_new_opts(ctx, &tls_cbs, e, req->data, req->len,
+				session_opts(m, e, &so), &e->tls);
+		explicit_bzero(&so, sizeof(so));
+		e->cpu_ns += cpu_now_ns() - t0;
+	}
 	if (rc != 0)
 		e->tls = NULL;
 	entry_progress(m, e, rc);
@@ -557,6 +634,7 @@ handle_request(struct dpq_mgmt *m, struct mgmt_shard *sh,
 		const struct dpq_hs_msg *req)
 {
 	struct hs_entry *e;
+	int rc;
 
 	DPQ_HS_STAT_ADD(sh->requests, 1);
 	if (req->handle == DPQ_HS_HANDLE_NONE ||
@@ -581,9 +659,15 @@ handle_request(struct dpq_mgmt *m, struct mgmt_shard *sh,
 			DPQ_HS_STAT_ADD(sh->stale, 1);
 			break;
 		}
-		entry_progress(m, e, dpq_tls_recv(e->tls,
-				(enum dpq_tls_level)req->epoch, req->data,
-				req->len));
+		{
+			uint64_t t0 = cpu_now_ns();
+
+			rc = dpq_tls_recv(e->tls,
+					(enum dpq_tls_level)req->epoch,
+					req->data, req->len);
+			e->cpu_ns += cpu_now_ns() - t0;
+		}
+		entry_progress(m, e, rc);
 		break;
 	case DPQ_HS_RELEASE:
 		/* Unknown is normal here: server entries end at completion. */
@@ -661,6 +745,33 @@ srvcfg_push(struct dpq_mgmt *m)
 	return n;
 }
 
+/* The anti-replay recorder after a new version: a new window or size,
+ * or a new early_epoch (a change 0-RTT clients relied on), starts the
+ * recording again: tickets issued before resume without 0-RTT. */
+static void
+ar_follow(struct dpq_mgmt *m)
+{
+	const struct dpq_srvcfg_version *v = dpq_srvcfg_current(m->srvcfg);
+	const struct dpq_srvcfg_policy *p = &v->policy;
+
+	if (m->ar == NULL) {
+		if (dpq_tls_antireplay_create(p->replay_window_ms,
+				p->replay_entries, &m->ar) != 0)
+			return;	/* no 0-RTT, resumption goes on */
+	} else if (v->early_epoch != m->ar_epoch ||
+		   p->replay_window_ms != m->ar_window ||
+		   p->replay_entries != m->ar_entries) {
+		if (dpq_tls_antireplay_restart(m->ar, p->replay_window_ms,
+				p->replay_entries) != 0)
+			return;
+	} else {
+		return;
+	}
+	m->ar_epoch = v->early_epoch;
+	m->ar_window = p->replay_window_ms;
+	m->ar_entries = p->replay_entries;
+}
+
 static unsigned int
 srvcfg_poll(struct dpq_mgmt *m)
 {
@@ -691,8 +802,10 @@ srvcfg_poll(struct dpq_mgmt *m)
 			__atomic_store_n(&m->info.scheduled,
 				m->info.scheduled + 1, __ATOMIC_RELAXED);
 	}
-	if (dpq_srvcfg_current(m->srvcfg)->version != before)
+	if (dpq_srvcfg_current(m->srvcfg)->version != before) {
 		info_update(m);
+		ar_follow(m);
+	}
 	return srvcfg_push(m);
 }
 
@@ -980,6 +1093,7 @@ dpq_mgmt_create(const struct dpq_mgmt_conf *conf)
 			m->pushed[i] = dpq_srvcfg_current(m->srvcfg)->version;
 		m->tick_s = (uint64_t)time(NULL);
 		info_update(m);
+		ar_follow(m);
 	}
 	for (i = 0; i < m->cap; i++)
 		m->entries[i].next_free = i + 1 < m->cap ? i + 1 : ENTRY_NONE;
@@ -1037,6 +1151,7 @@ dpq_mgmt_destroy(struct dpq_mgmt *m)
 	free(m->entries);
 	free(m->pushed);
 	dpq_srvcfg_destroy(m->srvcfg);
+	dpq_tls_antireplay_destroy(m->ar);
 	pthread_mutex_destroy(&m->info_lock);
 	free(m);
 }
@@ -1074,5 +1189,10 @@ dpq_mgmt_get_stats(const struct dpq_mgmt *m, unsigned int shard,
 	st->hs_ok = DPQ_HS_STAT_LOAD(sh->hs_ok);
 	st->hs_failed = DPQ_HS_STAT_LOAD(sh->hs_failed);
 	st->active = DPQ_HS_STAT_LOAD(sh->active);
+	st->hs_full = DPQ_HS_STAT_LOAD(sh->hs_full);
+	st->hs_resumed = DPQ_HS_STAT_LOAD(sh->hs_resumed);
+	st->hs_early = DPQ_HS_STAT_LOAD(sh->hs_early);
+	st->cpu_full_ns = DPQ_HS_STAT_LOAD(sh->cpu_full_ns);
+	st->cpu_resumed_ns = DPQ_HS_STAT_LOAD(sh->cpu_resumed_ns);
 	return 0;
 }

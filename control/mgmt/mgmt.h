@@ -31,8 +31,16 @@
  * and closes the connection if its fuller check disagrees.
  *
  * A server handshake's TLS state is freed as soon as it completes (a QUIC
- * client sends no post-handshake TLS messages); a client's is kept until
- * HS_RELEASE so that NewSessionTicket messages can still be processed.
+ * client sends no post-handshake TLS messages; its NewSessionTicket has
+ * gone out in the same call); a client's is kept until HS_RELEASE so that
+ * NewSessionTicket messages can still be processed.
+ *
+ * With a server config, server handshakes resume sessions and accept
+ * 0-RTT (control/tls): the version's ticket keys and policy, and one
+ * anti-replay recorder for every shard's handshakes (this thread sees
+ * them all), restarted when early_epoch moves. A 0-RTT read secret is
+ * followed by HS_EARLY (the ALPN the 0-RTT data is for); HS_COMPLETE
+ * says whether the handshake resumed and took 0-RTT.
  *
  * Thread: dpq_mgmt_poll() runs on one thread only (mgmt only): the
  * runner's pthread, or the caller's when no runner is started. Stats may
@@ -119,6 +127,11 @@ struct dpq_mgmt_stats {
 	uint64_t hs_ok;
 	uint64_t hs_failed;
 	uint64_t active;		/* handshakes in the table now */
+	/* Completed server handshakes by kind, and the management
+	 * thread's CPU time they took (CLOCK_THREAD_CPUTIME_ID around
+	 * every TLS call of the handshake): a resumption signs nothing. */
+	uint64_t hs_full, hs_resumed, hs_early;
+	uint64_t cpu_full_ns, cpu_resumed_ns;
 };
 
 struct dpq_mgmt;

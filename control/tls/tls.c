@@ -61,6 +61,18 @@ struct dpq_tls {
 	uint8_t stek[2][DPQ_TLS_STEK_LEN];
 	bool has_stek, has_stek_prev, ticket_sent, stek_chosen;
 	bool nst_early;		/* client: the last ticket allows 0-RTT */
+	/* Client: the first flight is held until the ClientHello call
+	 * succeeded (GnuTLS may emit it and then fail on a cached
+	 * session: the retry's ClientHello must be the only one). */
+	bool holding;
+	struct held_out {
+		uint8_t level;
+		bool write, is_secret;
+		uint16_t suite;
+		size_t len;
+		uint8_t *data;
+	} held[4];
+	unsigned int nheld;
 	uint32_t ticket_lifetime;
 };
 
@@ -367,6 +379,64 @@ tls_fail(struct dpq_tls *tls, uint64_t code)
 	}
 }
 
+/* Keep a callback's arguments while the first flight is held. */
+static int
+hold(struct dpq_tls *tls, bool is_secret, uint8_t level, bool write,
+		uint16_t suite, const void *data, size_t len)
+{
+	struct held_out *h;
+
+	if (tls->nheld == sizeof(tls->held) / sizeof(tls->held[0]))
+		return -1;
+	h = &tls->held[tls->nheld];
+	h->data = malloc(len ? len : 1);
+	if (h->data == NULL)
+		return -1;
+	memcpy(h->data, data, len);
+	h->len = len;
+	h->level = level;
+	h->write = write;
+	h->is_secret = is_secret;
+	h->suite = suite;
+	tls->nheld++;
+	return 0;
+}
+
+static void
+held_drop(struct dpq_tls *tls)
+{
+	unsigned int i;
+
+	for (i = 0; i < tls->nheld; i++) {
+		explicit_bzero(tls->held[i].data, tls->held[i].len);
+		free(tls->held[i].data);
+	}
+	tls->nheld = 0;
+	tls->holding = false;
+}
+
+/* Hand the held first flight to the owner, in order. */
+static int
+held_release(struct dpq_tls *tls)
+{
+	unsigned int i;
+	int rc = 0;
+
+	tls->holding = false;
+	for (i = 0; i < tls->nheld && rc == 0; i++) {
+		struct held_out *h = &tls->held[i];
+
+		rc = h->is_secret ?
+			tls->cb->on_secret(tls->arg,
+				(enum dpq_tls_level)h->level, h->write,
+				h->suite, h->data, h->len) :
+			tls->cb->on_send(tls->arg,
+				(enum dpq_tls_level)h->level, h->data, h->len);
+	}
+	held_drop(tls);
+	return rc;
+}
+
 /* Secret hook: a new level's secrets. RFC 9001 §4.1.4: keys become
  * available in order; we pass each to the owner, who derives packet
  * protection keys. */
@@ -412,6 +482,14 @@ secret_hook(gnutls_session_t s, gnutls_record_encryption_level_t level,
 		tls->app_read_set |= secret_read != NULL;
 		tls->app_write_set |= secret_write != NULL;
 	}
+	if (tls->holding) {
+		if ((secret_read != NULL && hold(tls, true, (uint8_t)level,
+				false, suite, secret_read, size) != 0) ||
+		    (secret_write != NULL && hold(tls, true, (uint8_t)level,
+				true, suite, secret_write, size) != 0))
+			goto cb_fail;
+		return 0;
+	}
 	if (secret_read != NULL &&
 	    tls->cb->on_secret(tls->arg, (enum dpq_tls_level)level, false,
 			suite, secret_read, size) != 0)
@@ -438,7 +516,9 @@ send_hook(gnutls_session_t s, gnutls_record_encryption_level_t level,
 	 * §8.4), and compat mode is disabled anyway. */
 	if (htype == GNUTLS_HANDSHAKE_CHANGE_CIPHER_SPEC)
 		return 0;
-	if (tls->cb->on_send(tls->arg, (enum dpq_tls_level)level, data,
+	if (tls->holding ? hold(tls, false, (uint8_t)level, false, 0, data,
+			len) != 0 :
+	    tls->cb->on_send(tls->arg, (enum dpq_tls_level)level, data,
 			len) != 0) {
 		tls_fail(tls, QUIC_CRYPTO_ERROR_BASE + TLS_ALERT_INTERNAL_ERROR);
 		return -1;
@@ -1133,11 +1213,28 @@ dpq_tls_new_opts(struct dpq_tls_ctx *ctx, const struct dpq_tls_callbacks *cb,
 	if (rc < 0)
 		goto fail;
 
-	/* A client's first gnutls_handshake() emits the ClientHello. */
-	if (ctx->role == DPQ_TLS_CLIENT && advance(tls) != 0) {
-		ctx_log(ctx, "ClientHello: error 0x%llx",
-				(unsigned long long)tls->error_code);
+	/* A client's first gnutls_handshake() emits the ClientHello, held
+	 * until the call succeeded. */
+	tls->holding = ctx->role == DPQ_TLS_CLIENT;
+	if (ctx->role == DPQ_TLS_CLIENT &&
+	    (advance(tls) != 0 || held_release(tls) != 0)) {
+		uint64_t code = tls->error_code;
+
 		dpq_tls_free(tls);
+		/* GnuTLS refuses some cached sessions only here (an expired
+		 * ticket: internal_error): a full handshake instead. */
+		if (opts != NULL && opts->session != NULL) {
+			struct dpq_tls_session_opts o = *opts;
+
+			ctx_log(ctx, "cached session refused: full handshake");
+			o.session = NULL;
+			o.session_len = 0;
+			o.offer_early_data = false;
+			return dpq_tls_new_opts(ctx, cb, arg, local_tp,
+					local_tp_len, &o, out);
+		}
+		ctx_log(ctx, "ClientHello: error 0x%llx",
+				(unsigned long long)code);
 		return -EPROTO;
 	}
 	*out = tls;
@@ -1155,6 +1252,7 @@ dpq_tls_free(struct dpq_tls *tls)
 		return;
 	if (tls->session != NULL)
 		gnutls_deinit(tls->session);
+	held_drop(tls);
 	free(tls->local_tp);
 	explicit_bzero(tls->stek, sizeof(tls->stek));
 	free(tls);

@@ -322,7 +322,8 @@ mux_established(struct dpq_conn *c, const char *alpn)
 	struct dpq_app_conn *ac = app_conn(c);
 	const struct dpq_app_ops *ops = dpq_app_by_alpn(alpn);
 
-	if (ac == NULL)
+	/* Bound already when 0-RTT was accepted (mux_early). */
+	if (ac == NULL || ac->proto != NULL)
 		return;
 	if (ops == NULL || ops->on_established == NULL) {
 		ac->env->stats.conns_no_app++;
@@ -389,8 +390,17 @@ mux_closed(struct dpq_conn *c)
 		ops->on_closed(c);
 }
 
+/* 0-RTT accepted (RFC 9001 §4.6.1): the ALPN is known, requests may
+ * arrive and be answered before the handshake completes. */
+static void
+mux_early(struct dpq_conn *c, const char *alpn)
+{
+	mux_established(c, alpn);
+}
+
 const struct dpq_app_ops dpq_app_server_ops = {
 	.on_established = mux_established,
+	.on_early = mux_early,
 	.on_stream_open = mux_stream_open,
 	.on_stream_data = mux_stream_data,
 	.on_stream_writable = mux_stream_writable,

@@ -270,6 +270,14 @@ cl_established(struct dpq_conn *c, const char *alpn)
 	leave(cl, c);
 }
 
+/* 0-RTT keys (RFC 9001 §4.6.1): requests may leave now, within the
+ * server's remembered limits; a rejection sends them again in 1-RTT. */
+static void
+cl_early(struct dpq_conn *c, const char *alpn)
+{
+	cl_established(c, alpn);
+}
+
 static void
 cl_stream_open(struct dpq_conn *c, uint64_t id)
 {
@@ -389,6 +397,7 @@ cl_closed(struct dpq_conn *c)
 
 const struct dpq_app_ops dpq_hq_client_ops = {
 	.on_established = cl_established,
+	.on_early = cl_early,
 	.on_stream_open = cl_stream_open,
 	.on_stream_data = cl_stream_data,
 	.on_stream_writable = cl_stream_writable,

@@ -8,7 +8,8 @@
  * SHA-256 of the body when asked).
  *
  * The connection is created with dpq_hq_client_ops and the client as its
- * app_ctx; requests start on on_established. A stream open refused by
+ * app_ctx; requests start on on_established, or on on_early when the
+ * connection has 0-RTT keys (they then travel in 0-RTT). A stream open refused by
  * MAX_STREAMS (-EAGAIN) is retried on the next stream event; the engine
  * raises no event when MAX_STREAMS grows, so an owner whose requests may
  * be blocked with no stream left open calls dpq_hq_client_poll() from its

@@ -275,7 +275,7 @@ apply(struct dpq_hs_ring *r, const struct dpq_hs_msg *m,
 	    ((m->type == DPQ_HS_SEND || m->type == DPQ_HS_SECRET) &&
 	     m->epoch >= DPQ_EPOCH_COUNT) ||
 	    (m->type == DPQ_HS_SECRET && m->len > DPQ_HS_SECRET_MAX) ||
-	    (m->type == DPQ_HS_COMPLETE &&
+	    ((m->type == DPQ_HS_COMPLETE || m->type == DPQ_HS_EARLY) &&
 	     (m->len == 0 || m->data[m->len - 1] != '\0'))) {
 		DPQ_HS_STAT_ADD(r->bad, 1);
 		return;
@@ -337,8 +337,13 @@ apply(struct dpq_hs_ring *r, const struct dpq_hs_msg *m,
 			peer_tparams(r, c, r->asm_buf, n);
 		}
 		break;
+	case DPQ_HS_EARLY:
+		dpq_conn_hs_early(c, (const char *)m->data);
+		break;
 	case DPQ_HS_COMPLETE:
 		DPQ_HS_STAT_ADD(r->hs_complete, 1);
+		dpq_conn_hs_resumption(c, (m->flags & DPQ_HS_F_RESUMED) != 0,
+				(m->flags & DPQ_HS_F_EARLY_OK) != 0);
 		dpq_conn_hs_complete(c, (const char *)m->data);
 		break;
 	case DPQ_HS_FAILED:

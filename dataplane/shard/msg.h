@@ -11,8 +11,8 @@
  * dpq_hs_msg, DPQ_HS_MSG_SIZE bytes) taken from two rte_mempools of that
  * shard, one per direction:
  *   requests  shard -> mgmt   HS_NEW, HS_CRYPTO, HS_RELEASE
- *   replies   mgmt -> shard   HS_SEND, HS_SECRET, HS_PEER_TP, HS_COMPLETE,
- *                             HS_FAILED; HS_CONFIG (no connection: a new
+ *   replies   mgmt -> shard   HS_SEND, HS_SECRET, HS_PEER_TP, HS_EARLY,
+ *                             HS_COMPLETE, HS_FAILED; HS_CONFIG (no connection: a new
  *                             server config version, struct
  *                             dpq_hs_config)
  * The sender allocates, the receiver frees (dpq_hs_msg_free(), which
@@ -107,12 +107,15 @@ enum dpq_hs_msg_type {
 	DPQ_HS_COMPLETE,	/* handshake complete; data = ALPN */
 	DPQ_HS_FAILED,		/* close with error_code */
 	DPQ_HS_CONFIG,		/* handle NONE; data = struct dpq_hs_config */
+	DPQ_HS_EARLY,		/* server: 0-RTT accepted; data = ALPN */
 	DPQ_HS_TYPE_MAX,
 };
 
 /* flags */
 #define DPQ_HS_F_MORE		0x01	/* the blob continues in the next */
 #define DPQ_HS_F_WRITE		0x02	/* HS_SECRET: key for sending */
+#define DPQ_HS_F_RESUMED	0x04	/* HS_COMPLETE: a session resumed */
+#define DPQ_HS_F_EARLY_OK	0x08	/* HS_COMPLETE: 0-RTT accepted */
 
 /* One message object; header then payload. */
 #define DPQ_HS_MSG_SIZE		2048

@@ -639,10 +639,23 @@ int
 dpq_shard_connect(struct dpq_shard *s, const struct dpq_addr *peer,
 		struct dpq_conn **out)
 {
+	return dpq_shard_connect_opts(s, peer, NULL, out);
+}
+
+int
+dpq_shard_connect_opts(struct dpq_shard *s, const struct dpq_addr *peer,
+		const struct dpq_shard_connect_opts *o, struct dpq_conn **out)
+{
 	struct dpq_conn_init in = { 0 };
 
 	if (s->conf.conn.role != DPQ_ROLE_CLIENT)
 		return -EINVAL;
+	if (o != NULL) {
+		in.token = o->token;
+		in.token_len = o->token_len;
+		in.remembered_tp = o->remembered_tp;
+		in.remembered_tp_len = o->remembered_tp_len;
+	}
 	in.scid.len = s->conf.conn.scid_len;
 	rand_fill(s, in.scid.bytes, in.scid.len);
 	in.dcid.len = 8;
@@ -829,6 +842,12 @@ void
 dpq_shard_set_new_token(struct dpq_shard *s, bool on)
 {
 	s->conf.new_token = on;
+}
+
+void
+dpq_shard_set_max_early_data(struct dpq_shard *s, uint64_t bytes)
+{
+	s->conf.conn.max_early_data = bytes;
 }
 
 /* ---- receive ------------------------------------------------------------- */
@@ -1021,8 +1040,11 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 		sl->last_active = now;
 		ready_add(s, sl);
 		if (b->ops[i].status != 0) {
-			dpq_conn_rx_failed(sl->c, b->ops[i].pkt, m->data_len,
-					now);
+			/* A 1-RTT packet that fails may be a stateless reset
+			 * (RFC 9000 §10.3.1); a 0-RTT one is just dropped. */
+			if (b->hdr[i].type == DPQ_PKT_1RTT)
+				dpq_conn_rx_failed(sl->c, b->ops[i].pkt,
+						m->data_len, now);
 		} else {
 			/* The connection decides what a new source address
 			 * means (RFC 9000 §9.3: validate it first). */
@@ -1060,13 +1082,19 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 		rx_unknown(s, m, cid, cid_len, now);
 		return;
 	}
-	/* Short-header packets of established connections join the AEAD
-	 * batch; handshake traffic goes one datagram at a time. */
-	if (!(d[0] & 0x80) &&
-	    dpq_conn_state(s->slots[idx].c) == DPQ_CONN_ESTABLISHED &&
+	/* Short-header packets of established connections, and datagrams
+	 * that are one 0-RTT packet (its key is the connection's like any
+	 * other, RFC 9001 §5), join the AEAD batch; the rest of the
+	 * handshake goes one datagram at a time (and 0-RTT that waits for
+	 * its key is held by dpq_conn_recv). */
+	if (((!(d[0] & 0x80) &&
+	      dpq_conn_state(s->slots[idx].c) == DPQ_CONN_ESTABLISHED) ||
+	     (d[0] & 0xb0) == 0x90) &&
 	    dpq_conn_rx_prepare(s->slots[idx].c, d, m->data_len,
 			&b->hdr[b->n], &b->ops[b->n]) == 0 &&
-	    b->hdr[b->n].type == DPQ_PKT_1RTT) {
+	    (b->hdr[b->n].type == DPQ_PKT_1RTT ||
+	     (b->hdr[b->n].type == DPQ_PKT_0RTT &&
+	      b->hdr[b->n].pkt_len == m->data_len))) {
 		b->slot[b->n] = idx;
 		b->m[b->n] = m;
 		if (++b->n == DPQ_SHARD_BURST)

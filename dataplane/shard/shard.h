@@ -168,6 +168,9 @@ void dpq_shard_set_listener(struct dpq_shard *s, struct dpq_listener *l);
 /* Server: turn NEW_TOKEN issuing on or off for connections that
  * complete their handshake from now on (a server config change). */
 void dpq_shard_set_new_token(struct dpq_shard *s, bool on);
+/* Server: the 0-RTT bytes new connections take (conn conf
+ * max_early_data; a server config change). */
+void dpq_shard_set_max_early_data(struct dpq_shard *s, uint64_t bytes);
 
 /* One loop iteration at now (us). Returns the work done (packets in and
  * out), 0 when idle. */
@@ -177,6 +180,16 @@ unsigned int dpq_shard_poll(struct dpq_shard *s, uint64_t now);
  * bytes); its handshake starts at once. Returns 0 and *out. */
 int dpq_shard_connect(struct dpq_shard *s, const struct dpq_addr *peer,
 		struct dpq_conn **out);
+/* The same, with what a client remembers of the server (dpq_conn_init:
+ * a NEW_TOKEN token, transport parameters for 0-RTT); NULLs: none. */
+struct dpq_shard_connect_opts {
+	const uint8_t *token;
+	uint16_t token_len;
+	const uint8_t *remembered_tp;
+	uint16_t remembered_tp_len;
+};
+int dpq_shard_connect_opts(struct dpq_shard *s, const struct dpq_addr *peer,
+		const struct dpq_shard_connect_opts *o, struct dpq_conn **out);
 
 /* The connection with this handle, or NULL (closed, slot reused). */
 struct dpq_conn *dpq_shard_conn_by_handle(struct dpq_shard *s,

@@ -45,6 +45,8 @@ struct dpq_conn {
 	uint64_t peer_tp_err;		/* what the conn's check returns */
 	bool complete, failed;
 	char alpn[DPQ_HS_ALPN_MAX];
+	bool resumed, early_ok;		/* HS_COMPLETE's flags */
+	char early_alpn[DPQ_HS_ALPN_MAX];	/* HS_EARLY */
 	uint64_t fail_code;
 };
 
@@ -127,6 +129,19 @@ dpq_conn_hs_failed(struct dpq_conn *c, uint64_t error_code)
 {
 	c->failed = true;
 	c->fail_code = error_code;
+}
+
+void
+dpq_conn_hs_early(struct dpq_conn *c, const char *alpn)
+{
+	snprintf(c->early_alpn, sizeof(c->early_alpn), "%s", alpn);
+}
+
+void
+dpq_conn_hs_resumption(struct dpq_conn *c, bool resumed, bool early_accepted)
+{
+	c->resumed = resumed;
+	c->early_ok = early_accepted;
 }
 
 /* ---- harness ---------------------------------------------------------------- */
