@@ -795,11 +795,14 @@ conn_transmit(struct dpq_shard *s, uint32_t idx, uint64_t now, bool *more)
 	return total;
 }
 
-/* A reply from the listener (VN, Retry, reset, close) to peer. */
+/* A reply from the listener (VN, Retry, reset, close) to the sender of
+ * the datagram rx describes, from the address it was sent to. Every field
+ * of the metadata is written: a recycled mbuf carries its last use's. */
 static void
 tx_reply(struct dpq_shard *s, const uint8_t *p, size_t len,
-		const struct dpq_addr *peer)
+		const struct dpq_pkt_meta *rx)
 {
+	struct dpq_pkt_meta *meta;
 	struct rte_mbuf *m;
 
 	if (dpq_driver_alloc_bulk(s->conf.drv, s->conf.queue, &m, 1) != 0) {
@@ -809,7 +812,10 @@ tx_reply(struct dpq_shard *s, const uint8_t *p, size_t len,
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), p, len);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
-	dpq_pkt_meta(m)->peer = *peer;
+	meta = dpq_pkt_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	meta->peer = rx->peer;
+	meta->local = rx->local;
 	if (dpq_driver_tx_burst(s->conf.drv, s->conf.queue, &m, 1) != 1)
 		dpq_driver_free_bulk(s->conf.drv, &m, 1);
 	else
@@ -954,7 +960,7 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 	case DPQ_LISTEN_REPLY:
 		s->stats.unvalidated_rx += m->data_len;
 		s->stats.unvalidated_tx += r.reply_len;
-		tx_reply(s, r.reply, r.reply_len, &meta->peer);
+		tx_reply(s, r.reply, r.reply_len, meta);
 		break;
 	case DPQ_LISTEN_ACCEPT:
 		ho = dpq_listener_halfopen(s->conf.listener);
