@@ -131,8 +131,13 @@ fi
 sleep 0.5
 if ctl_stats "$NS" "$TMP/b.sock" "$TMP/b_stats.json"; then
 	S="$TMP/b_stats.json"
-	check_json "$S" "sum(x['listener'].get('retry', 0) for x in s['shards']) == 2" \
-		"stats B: 2 Retry packets sent"
+	# One Retry per connection, plus one for each first Initial the
+	# client sent again before the Retry reached it (under load): the
+	# listener keeps no state for them, so each gets its Retry, and the
+	# client takes only the first (RFC 9000 §17.2.5.2). Every tokenless
+	# Initial is answered, none is accepted.
+	check_json "$S" "2 <= sum(x['listener'].get('retry', 0) for x in s['shards']) <= 12" \
+		"stats B: a Retry for each connection (2, more if a first Initial was sent again)"
 	check_json "$S" "sum(x['listener'].get('accept_retry_token', 0) for x in s['shards']) == 2" \
 		"stats B: 2 connections accepted after Retry token validation"
 	check_json "$S" "sum(x['listener'].get('accept', 0) for x in s['shards']) == 0" \
