@@ -18,6 +18,14 @@
  *
  * The server certificate is NOT verified unless --ca FILE is given (this is
  * a test tool; --no-verify is accepted and is the default).
+ *
+ * --session FILE: resumption and 0-RTT (RFC 9001 §4.6). When FILE holds a
+ * session from an earlier run, the handshake resumes it and, when its
+ * ticket allows early data, the requests go in 0-RTT packets within the
+ * server's remembered transport parameters (RFC 9000 §7.4.1); if the
+ * server refuses them they are sent again after the handshake. The
+ * newest NewSessionTicket and the server's parameters are written back.
+ * Prints "session resumed|full early_data accepted|rejected|none".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -94,6 +102,7 @@ struct hq_client {
 	uint64_t key_update_pkts;	/* start a key update every N, 0 off */
 	uint64_t migrate_after;		/* bytes; 0: never migrate */
 	int migrated;
+	const char *session_path;	/* --session FILE, NULL if none */
 
 	int fd;
 	struct sockaddr_storage local, remote;
@@ -110,6 +119,13 @@ struct hq_client {
 	size_t rr;			/* round-robin cursor */
 
 	int retry_seen;
+	/* --session: what was loaded, what happened to 0-RTT. */
+	gnutls_datum_t sess;		/* loaded session, data NULL if none */
+	ngtcp2_transport_params early_tp;
+	int have_early_tp;
+	int early_ok;			/* streams may open before hs_done */
+	int early_rejected;
+	int ticket_saved;
 	int hs_done;
 	int conn_error;			/* connection is dead */
 	int local_liberr;		/* why we closed it, 0 if the peer did */
@@ -166,6 +182,8 @@ usage(void)
 		"  --key-update N   start a 1-RTT key update every N packets\n"
 		"  --migrate-after N  once N response bytes arrived, move to a\n"
 		"                   new UDP socket (new port): RFC 9000 §9.2\n"
+		"  --session FILE   resume from FILE (0-RTT when allowed); "
+		"save the new ticket\n"
 		"  -v, --verbose    ngtcp2 debug log on stderr\n"
 		"exit: 0 ok, 1 request failed, 2 usage, 3 connection failed, "
 		"4 timeout\n");
@@ -223,6 +241,99 @@ get_conn(ngtcp2_crypto_conn_ref *ref)
 	struct hq_client *c = ref->user_data;
 
 	return c->conn;
+}
+
+/* ---- --session FILE -------------------------------------------------- */
+
+/* FILE: u16 length + the server's transport parameters (as its
+ * EncryptedExtensions carried them), then u32 length + GnuTLS session. */
+static void
+session_load(struct hq_client *c)
+{
+	uint8_t hdr[4], tp[1024];
+	size_t tplen, slen;
+	FILE *f = fopen(c->session_path, "rb");
+
+	if (f == NULL)
+		return;
+	if (fread(hdr, 1, 2, f) != 2 ||
+	    (tplen = (size_t)hdr[0] << 8 | hdr[1]) > sizeof(tp) ||
+	    fread(tp, 1, tplen, f) != tplen || fread(hdr, 1, 4, f) != 4)
+		goto bad;
+	slen = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 |
+	       (size_t)hdr[2] << 8 | hdr[3];
+	if (slen == 0 || slen > 65536 ||
+	    (c->sess.data = malloc(slen)) == NULL ||
+	    fread(c->sess.data, 1, slen, f) != slen)
+		goto bad;
+	c->sess.size = (unsigned int)slen;
+	if (tplen > 0 && ngtcp2_decode_transport_params(&c->early_tp,
+			NGTCP2_TRANSPORT_PARAMS_TYPE_ENCRYPTED_EXTENSIONS,
+			tp, tplen) == 0)
+		c->have_early_tp = 1;
+	fclose(f);
+	return;
+bad:
+	fprintf(stderr, "warning: --session %s unreadable: full handshake\n",
+		c->session_path);
+	free(c->sess.data);
+	c->sess.data = NULL;
+	c->sess.size = 0;
+	fclose(f);
+}
+
+static void
+session_save(struct hq_client *c, const gnutls_datum_t *sess)
+{
+	const ngtcp2_transport_params *tp;
+	uint8_t buf[1024], hdr[4];
+	ngtcp2_ssize n = 0;
+	FILE *f;
+
+	tp = ngtcp2_conn_get_remote_transport_params(c->conn);
+	if (tp != NULL)
+		n = ngtcp2_encode_transport_params(buf, sizeof(buf),
+			NGTCP2_TRANSPORT_PARAMS_TYPE_ENCRYPTED_EXTENSIONS, tp);
+	if (n < 0)
+		n = 0;
+	f = fopen(c->session_path, "wb");
+	if (f == NULL) {
+		fprintf(stderr, "error: --session %s: %s\n", c->session_path,
+			strerror(errno));
+		return;
+	}
+	hdr[0] = (uint8_t)(n >> 8);
+	hdr[1] = (uint8_t)n;
+	fwrite(hdr, 1, 2, f);
+	fwrite(buf, 1, (size_t)n, f);
+	hdr[0] = (uint8_t)(sess->size >> 24);
+	hdr[1] = (uint8_t)(sess->size >> 16);
+	hdr[2] = (uint8_t)(sess->size >> 8);
+	hdr[3] = (uint8_t)sess->size;
+	fwrite(hdr, 1, 4, f);
+	fwrite(sess->data, 1, sess->size, f);
+	if (fclose(f) == 0)
+		c->ticket_saved = 1;
+}
+
+/* A NewSessionTicket arrived: the session to resume next time. */
+static int
+nst_hook(gnutls_session_t session, unsigned int htype, unsigned int when,
+	 unsigned int incoming, const gnutls_datum_t *msg)
+{
+	ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(session);
+	struct hq_client *c = ref->user_data;
+	gnutls_datum_t d;
+
+	(void)htype;
+	(void)when;
+	(void)incoming;
+	(void)msg;
+	if (gnutls_session_get_data2(session, &d) == 0) {
+		session_save(c, &d);
+		gnutls_free(d.data);
+	}
+	return 0;
 }
 
 static int
@@ -285,6 +396,19 @@ tls_setup(struct hq_client *c)
 					       c->sni ? c->sni : c->host, 0);
 	if (keylog_fp != NULL)
 		gnutls_session_set_keylog_function(c->tls, keylog_cb);
+	if (c->session_path != NULL) {
+		gnutls_handshake_set_hook_function(c->tls,
+			GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST,
+			nst_hook);
+		session_load(c);
+		if (c->sess.data != NULL &&
+		    (rv = gnutls_session_set_data(c->tls, c->sess.data,
+				c->sess.size)) != 0) {
+			fprintf(stderr, "warning: session not usable: %s\n",
+				gnutls_strerror(rv));
+			c->have_early_tp = 0;
+		}
+	}
 	return 0;
 gnutls_fail:
 	fprintf(stderr, "error: gnutls: %s\n", gnutls_strerror(rv));
@@ -331,9 +455,37 @@ handshake_completed_cb(ngtcp2_conn *conn, void *user_data)
 {
 	struct hq_client *c = user_data;
 
-	(void)conn;
 	c->hs_done = 1;
 	c->t_hs = now_ns();
+	/* GnuTLS says only now whether the server took our 0-RTT. */
+	if (c->early_ok &&
+	    !(gnutls_session_get_flags(c->tls) & GNUTLS_SFLAGS_EARLY_DATA) &&
+	    ngtcp2_conn_early_data_rejected(conn) != 0)
+		return NGTCP2_ERR_CALLBACK_FAILURE;
+	return 0;
+}
+
+/* 0-RTT refused: ngtcp2 dropped the streams; every request starts again
+ * in 1-RTT (nothing of an answer can have arrived: the server answers a
+ * refused request never). */
+static int
+early_data_rejected_cb(ngtcp2_conn *conn, void *user_data)
+{
+	struct hq_client *c = user_data;
+	size_t i;
+
+	(void)conn;
+	c->early_rejected = 1;
+	for (i = 0; i < c->nreqs; i++) {
+		struct hq_req *r = &c->reqs[i];
+
+		r->sid = -1;
+		r->linesent = 0;
+		r->fin_sent = r->blocked = r->fin_recv = r->closed = 0;
+		r->reset = 0;
+		r->bytes = 0;
+	}
+	c->nopened = c->nclosed = c->rr = 0;
 	return 0;
 }
 
@@ -635,7 +787,7 @@ write_pkts(struct hq_client *c)
 		c->reqs[i].blocked = 0;
 	ngtcp2_path_storage_zero(&ps);
 	while (npkts < HQ_TX_BURST && spins++ < HQ_TX_BURST * 4 + c->nreqs) {
-		r = c->hs_done ? next_sendable(c) : NULL;
+		r = c->hs_done || c->early_ok ? next_sendable(c) : NULL;
 		sid = -1;
 		flags = NGTCP2_WRITE_STREAM_FLAG_MORE;
 		if (r != NULL) {
@@ -872,6 +1024,7 @@ conn_setup(struct hq_client *c)
 		.rand = rand_cb,
 		.get_new_connection_id = get_new_connection_id_cb,
 		.handshake_completed = handshake_completed_cb,
+		.early_data_rejected = early_data_rejected_cb,
 		.recv_stream_data = recv_stream_data_cb,
 		.stream_reset = stream_reset_cb,
 		.stream_close = stream_close_cb,
@@ -912,6 +1065,13 @@ conn_setup(struct hq_client *c)
 		return -1;
 	}
 	ngtcp2_conn_set_tls_native_handle(c->conn, c->tls);
+	/* RFC 9000 §7.4.1: 0-RTT within the remembered limits. */
+	if (c->have_early_tp &&
+	    gnutls_record_get_max_early_data_size(c->tls) > 0) {
+		ngtcp2_conn_set_early_remote_transport_params(c->conn,
+							      &c->early_tp);
+		c->early_ok = 1;
+	}
 	return 0;
 }
 
@@ -955,6 +1115,7 @@ main(int argc, char **argv)
 		{"initial-rtt", required_argument, NULL, 'R'},
 		{"key-update", required_argument, NULL, 'U'},
 		{"migrate-after", required_argument, NULL, 'M'},
+		{"session", required_argument, NULL, 'e'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -989,6 +1150,7 @@ main(int argc, char **argv)
 		case 'a': c->ca = optarg; break;
 		case 'S': c->sni = optarg; break;
 		case 'v': c->verbose = 1; break;
+		case 'e': c->session_path = optarg; break;
 		case 'R':
 			secs = strtod(optarg, &end);
 			if (*end != '\0' || !(secs > 0) || secs > 10000)
@@ -1055,7 +1217,11 @@ main(int argc, char **argv)
 	if (socket_setup(c) != 0 || tls_setup(c) != 0 || conn_setup(c) != 0)
 		return HQ_EXIT_CONN_FAILED;
 
-	while (c->nclosed < c->nreqs && !c->conn_error) {
+	/* With --session, wait a little for the ticket if the answers came
+	 * first (it follows the handshake, RFC 8446 §4.6.1). */
+	while (!c->conn_error && (c->nclosed < c->nreqs ||
+	       (c->session_path != NULL && !c->ticket_saved && c->hs_done &&
+		now_ns() < c->t_hs + 2 * NGTCP2_SECONDS))) {
 		now = now_ns();
 		if (got_signal || now >= deadline) {
 			timed_out = 1;
@@ -1071,7 +1237,7 @@ main(int argc, char **argv)
 				break;
 			}
 		}
-		if (c->hs_done && open_streams(c) != 0) {
+		if ((c->hs_done || c->early_ok) && open_streams(c) != 0) {
 			close_with_error(c, NGTCP2_ERR_INTERNAL);
 			break;
 		}
@@ -1091,6 +1257,8 @@ main(int argc, char **argv)
 		wake = expiry < deadline ? expiry : deadline;
 		now = now_ns();
 		wake = wake > now ? wake - now : 0;
+		if (c->nclosed >= c->nreqs && wake > NGTCP2_SECONDS / 20)
+			wake = NGTCP2_SECONDS / 20;	/* waiting for a ticket */
 		tmo.tv_sec = (time_t)(wake / NGTCP2_SECONDS);
 		tmo.tv_nsec = (long)(wake % NGTCP2_SECONDS);
 		pfd.fd = c->fd;
@@ -1168,6 +1336,13 @@ main(int argc, char **argv)
 		}
 	}
 	printf("retry %s\n", c->retry_seen ? "yes" : "no");
+	if (c->session_path != NULL)
+		printf("session %s early_data %s ticket %s\n",
+		       c->hs_done && gnutls_session_is_resumed(c->tls) ?
+		       "resumed" : "full",
+		       !c->early_ok ? "none" : c->early_rejected ?
+		       "rejected" : "accepted",
+		       c->ticket_saved ? "saved" : "none");
 	printf("key_updates started %" PRIu64 " keys_derived %" PRIu64 "\n",
 	       c->ku_started, c->ku_derived);
 	if (c->hs_done) {
@@ -1212,5 +1387,6 @@ main(int argc, char **argv)
 	if (keylog_fp != NULL)
 		fclose(keylog_fp);
 	free(c->reqs);
+	free(c->sess.data);
 	return exit_code;
 }

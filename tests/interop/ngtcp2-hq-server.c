@@ -125,6 +125,9 @@ struct hq_server {
 	const char *addr, *port, *root, *cert, *key, *cert_out, *ciphers;
 	const char *keylog_path;
 	int retry, verbose;
+	int resume;		/* --resume: tickets and 0-RTT */
+	gnutls_datum_t ticket_key;
+	gnutls_anti_replay_t ar;
 	uint64_t timeout_ns, idle_ns, initial_rtt_ns;
 	uint64_t key_update_pkts;	/* start a key update every N, 0 off */
 	char rootreal[PATH_MAX];
@@ -182,6 +185,9 @@ usage(void)
 		"  --idle-timeout SEC  QUIC max_idle_timeout (default 30)\n"
 		"  --initial-rtt MS  initial RTT estimate (default 333, RFC 9002)\n"
 		"  --key-update N   start a 1-RTT key update every N packets\n"
+		"  --resume         send session tickets, accept 0-RTT "
+		"(anti-replay:\n"
+		"                   each ClientHello once per window)\n"
 		"  -v, --verbose    ngtcp2 debug log on stderr\n"
 		"exit: 0 timeout/SIGTERM, 2 usage, 3 setup failure\n");
 	exit(2);
@@ -375,6 +381,44 @@ get_conn(ngtcp2_crypto_conn_ref *ref)
 	return hc->conn;
 }
 
+/* --resume: GnuTLS's 0-RTT anti-replay database (RFC 8446 §8.2); a
+ * ClientHello seen before in the window is refused 0-RTT. A test tool:
+ * a small table, full means no more 0-RTT. */
+#define AR_MAX		1024
+#define AR_KEYLEN	64
+static uint8_t ar_keys[AR_MAX][AR_KEYLEN];
+static unsigned int ar_n;
+
+static int
+ar_add(void *ptr, time_t exp_time, const gnutls_datum_t *key,
+       const gnutls_datum_t *data)
+{
+	uint8_t k[AR_KEYLEN] = {0};
+	unsigned int i;
+
+	(void)ptr;
+	(void)exp_time;
+	(void)data;
+	memcpy(k, key->data, key->size < AR_KEYLEN ? key->size : AR_KEYLEN);
+	for (i = 0; i < ar_n; i++)
+		if (memcmp(ar_keys[i], k, AR_KEYLEN) == 0)
+			return GNUTLS_E_DB_ENTRY_EXISTS;
+	if (ar_n == AR_MAX)
+		return GNUTLS_E_DB_ERROR;
+	memcpy(ar_keys[ar_n++], k, AR_KEYLEN);
+	return 0;
+}
+
+static int
+resume_setup(struct hq_server *s)
+{
+	if (gnutls_session_ticket_key_generate(&s->ticket_key) != 0 ||
+	    gnutls_anti_replay_init(&s->ar) != 0)
+		return -1;
+	gnutls_anti_replay_set_add_function(s->ar, ar_add);
+	return 0;
+}
+
 static int
 tls_session_setup(struct hq_server *s, struct hq_conn *hc)
 {
@@ -410,6 +454,15 @@ tls_session_setup(struct hq_server *s, struct hq_conn *hc)
 		goto fail;
 	if (keylog_fp != NULL)
 		gnutls_session_set_keylog_function(hc->tls, keylog_cb);
+	if (s->resume) {
+		rv = gnutls_session_ticket_enable_server(hc->tls,
+							 &s->ticket_key);
+		if (rv != 0)
+			goto fail;
+		gnutls_anti_replay_enable(hc->tls, s->ar);
+		/* RFC 9001 §4.6.1: 0xffffffff in the ticket. */
+		gnutls_record_set_max_early_data_size(hc->tls, 0xffffffffu);
+	}
 	return 0;
 fail:
 	fprintf(stderr, "error: gnutls session: %s\n", gnutls_strerror(rv));
@@ -600,10 +653,14 @@ handshake_completed_cb(ngtcp2_conn *conn, void *user_data)
 	(void)conn;
 	hc->hs_done = 1;
 	gnutls_alpn_get_selected_protocol(hc->tls, &alpn);
-	printf("conn %u handshake done in %.3f ms cipher %s alpn %.*s\n",
+	printf("conn %u handshake done in %.3f ms cipher %s alpn %.*s "
+	       "session %s early_data %s\n",
 	       hc->id, (double)(now_ns() - hc->t_start) / 1e6,
 	       gnutls_cipher_get_name(gnutls_cipher_get(hc->tls)),
-	       (int)alpn.size, alpn.data ? (const char *)alpn.data : "");
+	       (int)alpn.size, alpn.data ? (const char *)alpn.data : "",
+	       gnutls_session_is_resumed(hc->tls) ? "resumed" : "full",
+	       gnutls_session_get_flags(hc->tls) & GNUTLS_SFLAGS_EARLY_DATA ?
+	       "accepted" : "none");
 	return 0;
 }
 
@@ -1398,6 +1455,7 @@ main(int argc, char **argv)
 		{"idle-timeout", required_argument, NULL, 'i'},
 		{"initial-rtt", required_argument, NULL, 'R'},
 		{"key-update", required_argument, NULL, 'U'},
+		{"resume", no_argument, NULL, 'e'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1419,6 +1477,7 @@ main(int argc, char **argv)
 		case 'k': s->key = optarg; break;
 		case 'O': s->cert_out = optarg; break;
 		case 'r': s->retry = 1; break;
+		case 'e': s->resume = 1; break;
 		case 'C': s->ciphers = optarg; break;
 		case 'K': s->keylog_path = optarg; break;
 		case 'v': s->verbose = 1; break;
@@ -1472,7 +1531,8 @@ main(int argc, char **argv)
 				  strerror(errno));
 	}
 	if (gnutls_rnd(GNUTLS_RND_KEY, s->secret, sizeof(s->secret)) != 0 ||
-	    tls_global_setup(s) != 0 || socket_setup(s) != 0)
+	    tls_global_setup(s) != 0 || socket_setup(s) != 0 ||
+	    (s->resume && resume_setup(s) != 0))
 		return 3;
 	run(s);
 	gnutls_certificate_free_credentials(s->cred);
