@@ -67,8 +67,19 @@ stop() {
 fetch() {	# fetch NAME [CLIENT-OPTIONS...]: one fetch, checked
 	local n=$1
 	shift
-	run_timed "$n" 0 ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 20 \
-		--sha256 --cache "$CACHE" "$@" "$DADDR:4433" /f20k || return 1
+	if ! run_timed "$n" 0 ip netns exec "$NS" "$DPQUIC_CLIENT" \
+		--timeout 20 --sha256 --cache "$CACHE" "$@" "$DADDR:4433" /f20k
+	then
+		# What the daemon saw of it, for the failure's diagnosis.
+		ctl_stats "$NS" "$SOCK" "$TMP/$n.stats.json" &&
+			python3 -c 'import json,sys
+s = json.load(open(sys.argv[1]))
+for x in s["shards"]:
+	print("   daemon:", {k: v for k, v in x.items() if not isinstance(v, (dict, list)) and v},
+		x.get("listener"), x.get("tokens"))
+print("   daemon ports:", s.get("ports"))' "$TMP/$n.stats.json"
+		return 1
+	fi
 	check_sha "$n" /f20k >/dev/null
 }
 session() {	# session NAME EXPECTED: "resumed accepted", "full none"...
