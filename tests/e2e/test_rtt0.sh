@@ -67,8 +67,11 @@ stop() {
 fetch() {	# fetch NAME [CLIENT-OPTIONS...]: one fetch, checked
 	local n=$1
 	shift
+	# --spec off: one copy of each Initial, so Retries and token uses
+	# count one per connection.
 	if ! run_timed "$n" 0 ip netns exec "$NS" "$DPQUIC_CLIENT" \
-		--timeout 20 --sha256 --cache "$CACHE" "$@" "$DADDR:4433" /f20k
+		--timeout 20 --spec off --sha256 --cache "$CACHE" "$@" \
+		"$DADDR:4433" /f20k
 	then
 		# What the daemon saw of it, for the failure's diagnosis.
 		ctl_stats "$NS" "$SOCK" "$TMP/$n.stats.json" &&
