@@ -188,23 +188,17 @@ cmd_rotate_keys(struct dpq_ctl_req *req, void *arg_)
 	struct dpqd *d = arg_;
 	struct dpq_mgmt_srvcfg_info in;
 	char err[DPQ_SRVCFG_ERR_MAX], buf[32];
-	const struct dpq_json_val *v = dpq_json_get(req->args, "what");
-	const struct dpq_json_val *a = dpq_json_get(req->args, "args");
+	const json_t *v = dpq_json_get(req->args, "what");
+	const json_t *a = dpq_json_get(req->args, "args");
 	const char *what = "all";
 	unsigned int mask;
 	int rc;
 
-	if (v != NULL && v->type == DPQ_JSON_STRING) {
-		what = v->u.str.s;
-	} else if (a != NULL && a->type == DPQ_JSON_ARRAY && a->count > 0) {
-		struct dpq_json_iter it;
-
-		dpq_json_iter_init(&it, a);
-		if (dpq_json_iter_next(&it, NULL, &v) &&
-		    v->type == DPQ_JSON_STRING) {
-			snprintf(buf, sizeof(buf), "%s", v->u.str.s);
-			what = buf;
-		}
+	if (v == NULL && json_is_array(a))
+		v = json_array_get(a, 0);	/* NULL when empty */
+	if (json_is_string(v)) {
+		snprintf(buf, sizeof(buf), "%s", json_string_value(v));
+		what = buf;
 	}
 	if (strcmp(what, "all") == 0)
 		mask = DPQ_SRVCFG_TICKETS | DPQ_SRVCFG_TOKENS;
