@@ -233,6 +233,41 @@ static const struct dpq_tls_callbacks hx_tls_cb = {
 	.on_peer_tparams = tls_on_peer_tparams,
 };
 
+/* The handshake in this thread on our own struct dpq_tls (its callbacks
+ * keep the ClientHello): hs_direct's service with a bare TLS context. */
+static int
+hx_hs_recv(void *hs, struct dpq_conn *c, enum dpq_epoch epoch,
+		const uint8_t *data, size_t len)
+{
+	struct dpq_tls *tls = dpq_conn_hs_ctx(c);
+	bool was_complete;
+
+	(void)hs;
+	if (tls == NULL)
+		return -EINVAL;
+	was_complete = dpq_tls_handshake_complete(tls);
+	if (dpq_tls_recv(tls, (enum dpq_tls_level)epoch, data, len) != 0) {
+		dpq_conn_hs_failed(c, dpq_tls_error_code(tls));
+		return 0;
+	}
+	if (!was_complete && dpq_tls_handshake_complete(tls))
+		dpq_conn_hs_complete(c, dpq_tls_alpn(tls));
+	return 0;
+}
+
+static void
+hx_hs_release(void *hs, struct dpq_conn *c)
+{
+	(void)hs;
+	dpq_tls_free(dpq_conn_hs_ctx(c));
+	dpq_conn_set_hs_ctx(c, NULL);
+}
+
+static const struct dpq_hs_ops hx_hs_ops = {
+	.recv = hx_hs_recv,
+	.release = hx_hs_release,
+};
+
 static void
 app_established(struct dpq_conn *c, const char *alpn)
 {
@@ -288,7 +323,7 @@ cli_start(struct hx *h, struct cli *k, const struct dpq_conn_conf *conf,
 	k->h = h;
 	in.conf = conf;
 	in.crypto = h->cc;
-	in.hs_ops = &dpq_hs_direct_ops;
+	in.hs_ops = &hx_hs_ops;
 	in.hs = h->tls;
 	in.app = &hx_app;
 	in.app_ctx = k;
