@@ -161,7 +161,7 @@ else
 fi
 head -c 32 /dev/urandom > "$TK"
 head -c 32 /dev/urandom > "$KK"
-ip netns exec "$NS" "$DPQUIC_CTL" -s "$SOCK" rotate-keys > "$TMP/rot.json" &&
+ip netns exec "$NS" "$DPQUIC_CTL" -j -s "$SOCK" rotate-keys > "$TMP/rot.json" &&
 	check_json "$TMP/rot.json" "s['version'] >= 2 and s['tickets']['previous'] != ''" \
 		"rotate-keys: a new version, the old key kept as previous"
 # The first daemon's ticket, sealed under the key now previous, resumes.
