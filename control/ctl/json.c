@@ -611,8 +611,8 @@ dpq_json_w_kbool(struct dpq_json_w *w, const char *key, bool v)
 	dpq_json_w_bool(w, v);
 }
 
-int
-dpq_json_w_finish(struct dpq_json_w *w)
+static int
+w_finish(struct dpq_json_w *w)
 {
 	size_t flags, n;
 
@@ -658,4 +658,24 @@ dpq_json_w_finish(struct dpq_json_w *w)
 	json_decref(w->root);
 	w->root = NULL;
 	return (int)n;
+}
+
+/*
+ * A failed finish releases the tree as a successful one does: a writer
+ * on a caller's buffer then holds nothing to free whatever happened (the
+ * text or the error is all a caller reads from here on).
+ */
+int
+dpq_json_w_finish(struct dpq_json_w *w)
+{
+	int rc = w_finish(w);
+
+	if (rc < 0) {
+		json_decref(w->root);
+		w->root = NULL;
+		free(w->key);
+		w->key = NULL;
+		w->depth = 0;
+	}
+	return rc;
 }

@@ -101,7 +101,7 @@ struct dpq_json_w {
 void dpq_json_w_init(struct dpq_json_w *w, char *buf, size_t cap);
 /* Write into a heap buffer growing up to max bytes; free with _w_free. */
 int dpq_json_w_init_dyn(struct dpq_json_w *w, size_t max);
-/* Release the tree (always needed) and an owned buffer. */
+/* Release the tree (if not finished) and an owned buffer. */
 void dpq_json_w_free(struct dpq_json_w *w);
 /* Indent nested values by n spaces, one member a line (0: compact). */
 void dpq_json_w_set_indent(struct dpq_json_w *w, unsigned n);
