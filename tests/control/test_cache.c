@@ -177,7 +177,11 @@ test_damaged(void **state)
 	assert_null(dpq_cache_find(c, "198.18.0.3:443", "hq-interop"));
 	dpq_cache_free(c);
 	/* Garbage, binary and empty files: empty caches, no crash. */
-	spill("\x01\x02\xff garbage\n\n dpq1 x y\n", 25);
+	{
+		static const char junk[] = "\x01\x02\xff garbage\n\n dpq1 x y\n";
+
+		spill(junk, sizeof(junk) - 1);
+	}
 	assert_int_equal(dpq_cache_load(path, NOW, &c, &st), 0);
 	assert_int_equal(st.loaded, 0);
 	assert_true(st.damaged >= 2);
@@ -186,9 +190,12 @@ test_damaged(void **state)
 	assert_int_equal(dpq_cache_load(path, NOW, &c, &st), 0);
 	assert_int_equal(st.loaded, 0);
 	dpq_cache_free(c);
-	/* A directory where the file should be: an error, not a crash. */
-	assert_true(dpq_cache_load(dir, NOW, &c, &st) != 0 ||
-			st.loaded == 0);
+	/* A directory where the file should be: an error, or an empty
+	 * cache (fopen of a directory succeeds, its read fails), no crash. */
+	if (dpq_cache_load(dir, NOW, &c, &st) == 0) {
+		assert_int_equal(st.loaded, 0);
+		dpq_cache_free(c);
+	}
 	free(b);
 }
 
