@@ -99,19 +99,7 @@ dpqd_srvcfg_apply_first(struct dpqd_shard *r,
 {
 	struct dpq_hs_config cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.version = v->version;
-	cfg.token_lifetime_us = v->policy.token_lifetime_us;
-	cfg.retry_token_lifetime_us = v->policy.retry_token_lifetime_us;
-	cfg.max_early_data = v->policy.max_early_data;
-	memcpy(cfg.token_key, v->token_key, sizeof(cfg.token_key));
-	cfg.token_id[0] = v->token_id[0];
-	cfg.token_id[1] = v->token_id[1];
-	cfg.token_has_prev = v->token_has_prev;
-	cfg.new_token = v->policy.new_token;
-	cfg.token_v4_prefix = v->policy.token_v4_prefix;
-	cfg.token_v6_prefix = v->policy.token_v6_prefix;
-	cfg.early_data = v->policy.early_data;
+	dpq_mgmt_hs_config(v, &cfg);
 	apply(r, &cfg);
 	explicit_bzero(&cfg, sizeof(cfg));
 }

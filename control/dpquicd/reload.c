@@ -123,6 +123,21 @@ keep_restart(struct dpq_conf *run, struct dpq_conf *old)
 	dpq_conf_foreach(keep_one, &kp);
 }
 
+/* A reload that fails changes nothing: the new config is dropped and
+ * the old one stays, which the log and the control reply both say. */
+static int
+reload_failed(struct dpq_conf *nc, struct dpq_ctl_req *req, const char *err,
+		int rc)
+{
+	dpq_conf_free(nc);
+	DLOG(ERR, "reload failed, still running with the previous "
+		"configuration: %s\n", err);
+	if (req != NULL)
+		return dpq_ctl_req_error(req, "reload: %s (still running with "
+			"the previous configuration)", err);
+	return rc;
+}
+
 int
 dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req)
 {
@@ -141,47 +156,23 @@ dpqd_reload(struct dpqd *d, struct dpq_ctl_req *req)
 		return 0;
 	}
 	rc = dpqd_conf_build(d, &nc, err, sizeof(err));
-	if (rc != 0) {
-		dpq_conf_free(&nc);
-		DLOG(ERR, "reload failed, still running with the previous "
-			"configuration: %s\n", err);
-		if (req != NULL)
-			return dpq_ctl_req_error(req, "reload: %s (still "
-				"running with the previous configuration)",
-				err);
-		return rc;
-	}
+	if (rc != 0)
+		return reload_failed(&nc, req, err, rc);
 	memset(&df, 0, sizeof(df));
 	df.old = &d->conf;
 	df.new = &nc;
 	dpq_conf_foreach(diff_one, &df);
 	if (df.tls) {
 		rc = reload_tls(d, &nc, err, sizeof(err));
-		if (rc != 0) {
-			dpq_conf_free(&nc);
-			DLOG(ERR, "reload failed, still running with the "
-				"previous configuration: %s\n", err);
-			if (req != NULL)
-				return dpq_ctl_req_error(req, "reload: %s "
-					"(still running with the previous "
-					"configuration)", err);
-			return rc;
-		}
+		if (rc != 0)
+			return reload_failed(&nc, req, err, rc);
 	}
 	if (df.srvcfg) {
 		/* A new server config version (0-RTT and token policy);
 		 * the key files are read by rotate-keys, not here. */
 		rc = dpqd_srvcfg_reload(d, &nc, err, sizeof(err));
-		if (rc != 0) {
-			dpq_conf_free(&nc);
-			DLOG(ERR, "reload failed, still running with the "
-				"previous configuration: %s\n", err);
-			if (req != NULL)
-				return dpq_ctl_req_error(req, "reload: %s "
-					"(still running with the previous "
-					"configuration)", err);
-			return rc;
-		}
+		if (rc != 0)
+			return reload_failed(&nc, req, err, rc);
 	}
 	if (df.log)
 		dpqd_log_apply(&nc);

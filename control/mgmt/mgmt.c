@@ -701,6 +701,28 @@ info_update(struct dpq_mgmt *m)
 	pthread_mutex_unlock(&m->info_lock);
 }
 
+/* What a shard needs of a server config version: the token keys and
+ * the policies its listener and connections apply without asking the
+ * management thread. The caller wipes it after use (keys). */
+void
+dpq_mgmt_hs_config(const struct dpq_srvcfg_version *v,
+		struct dpq_hs_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->version = v->version;
+	cfg->token_lifetime_us = v->policy.token_lifetime_us;
+	cfg->retry_token_lifetime_us = v->policy.retry_token_lifetime_us;
+	cfg->max_early_data = v->policy.max_early_data;
+	memcpy(cfg->token_key, v->token_key, sizeof(cfg->token_key));
+	cfg->token_id[0] = v->token_id[0];
+	cfg->token_id[1] = v->token_id[1];
+	cfg->token_has_prev = v->token_has_prev;
+	cfg->new_token = v->policy.new_token;
+	cfg->token_v4_prefix = v->policy.token_v4_prefix;
+	cfg->token_v6_prefix = v->policy.token_v6_prefix;
+	cfg->early_data = v->policy.early_data;
+}
+
 /* Send the current version to every shard that lacks it. A full backlog
  * leaves it for the next poll. */
 static unsigned int
@@ -716,19 +738,7 @@ srvcfg_push(struct dpq_mgmt *m)
 			break;
 	if (i == m->n_shards)
 		return 0;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.version = v->version;
-	cfg.token_lifetime_us = v->policy.token_lifetime_us;
-	cfg.retry_token_lifetime_us = v->policy.retry_token_lifetime_us;
-	cfg.max_early_data = v->policy.max_early_data;
-	memcpy(cfg.token_key, v->token_key, sizeof(cfg.token_key));
-	cfg.token_id[0] = v->token_id[0];
-	cfg.token_id[1] = v->token_id[1];
-	cfg.token_has_prev = v->token_has_prev;
-	cfg.new_token = v->policy.new_token;
-	cfg.token_v4_prefix = v->policy.token_v4_prefix;
-	cfg.token_v6_prefix = v->policy.token_v6_prefix;
-	cfg.early_data = v->policy.early_data;
+	dpq_mgmt_hs_config(v, &cfg);
 	msg_init(&msg, DPQ_HS_HANDLE_NONE, DPQ_HS_CONFIG);
 	memcpy(msg.data, &cfg, sizeof(cfg));
 	msg.len = sizeof(cfg);

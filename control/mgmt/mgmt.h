@@ -189,6 +189,11 @@ int dpq_mgmt_set_policy(struct dpq_mgmt *m,
 /* The current version (any thread). -ENOENT: no server config. */
 int dpq_mgmt_srvcfg_info(struct dpq_mgmt *m, struct dpq_mgmt_srvcfg_info *out);
 
+/* The shard-side config message of a server config version (token keys,
+ * policies): what the management thread pushes to every shard. */
+void dpq_mgmt_hs_config(const struct dpq_srvcfg_version *v,
+		struct dpq_hs_config *cfg);
+
 /* Counters of one shard (any thread; values are individually atomic). */
 int dpq_mgmt_get_stats(const struct dpq_mgmt *m, unsigned int shard,
 		struct dpq_mgmt_stats *st);
