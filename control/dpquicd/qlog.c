@@ -303,12 +303,32 @@ file_write(struct dpqd *d, const struct qlog_rec *r)
 	qf->last_us = dpqd_now_us();
 }
 
+/* Write what shard i queued: everything there was when called (at most
+ * one ring's worth, so a shard that keeps producing cannot hold the
+ * control loop). The loop may poll only every 20 ms (its socket wait):
+ * one burst per poll would let a busy connection fill the ring, and the
+ * shard would drop whole stretches of records. Returns records written. */
+static unsigned int
+drain_shard(struct dpqd *d, struct dpqd_qlog_shard *qs)
+{
+	struct qlog_rec r[DPQD_QLOG_BURST];
+	unsigned int k, n, total = 0;
+
+	do {
+		n = rte_ring_sc_dequeue_burst_elem(qs->ring, r, sizeof(r[0]),
+			DPQD_QLOG_BURST, NULL);
+		for (k = 0; k < n; k++)
+			file_write(d, &r[k]);
+		total += n;
+	} while (n == DPQD_QLOG_BURST && total < DPQD_QLOG_RING);
+	return total;
+}
+
 void
 dpqd_qlog_poll(struct dpqd *d)
 {
-	struct qlog_rec r[DPQD_QLOG_BURST];
 	uint64_t now = dpqd_now_us();
-	unsigned int i, k, n;
+	unsigned int i;
 	bool wrote = false;
 
 	for (i = 0; i < d->nshards; i++) {
@@ -316,11 +336,7 @@ dpqd_qlog_poll(struct dpqd *d)
 
 		if (qs == NULL)
 			continue;
-		n = rte_ring_sc_dequeue_burst_elem(qs->ring, r, sizeof(r[0]),
-			DPQD_QLOG_BURST, NULL);
-		for (k = 0; k < n; k++)
-			file_write(d, &r[k]);
-		wrote |= n > 0;
+		wrote |= drain_shard(d, qs) > 0;
 	}
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct qlog_file *qf = &files[i];
@@ -495,7 +511,12 @@ dpqd_cmd_qlog(struct dpq_ctl_req *req, void *arg)
 		return dpq_ctl_req_error(req, "qlog %s: shard %u: %s", ids,
 			sh, strerror(-rc));
 	if (!on) {
-		/* what the shard queued before the hook went away */
+		/* What the shard queued before the hook went away: all of it
+		 * (the shard detached before it answered, so nothing of this
+		 * connection follows). A record left in the ring would reopen
+		 * the forgotten file from scratch and overwrite it. One
+		 * drain takes them all: they are ahead of anything newer,
+		 * and it stops only at an empty ring or a ring's worth. */
 		dpqd_qlog_poll(d);
 		qf = file_find(handle);
 		if (qf != NULL)

@@ -95,17 +95,21 @@ fi
 ctl -r connections > "$TMP/conns2.json" &&
 	check_json "$TMP/conns2.json" "s['connections'][0]['qlog'] == True" \
 		"A: connections shows the connection as traced"
-# records arrive while the transfer runs (bounded wait)
-for i in $(seq 1 100); do
-	[ -s "$F" ] && [ "$(tr -cd '\036' < "$F" | wc -c)" -gt 50 ] && break
-	sleep 0.1
+# records of both directions arrive while the transfer runs (bounded
+# wait: on a loaded machine the client may not ACK for a while)
+until=$((SECONDS + 60))
+while [ $SECONDS -lt $until ]; do
+	[ -s "$F" ] && [ "$(tr -cd '\036' < "$F" | wc -c)" -gt 50 ] &&
+		grep -q 'packet_received' "$F" && grep -q 'packet_sent' "$F" &&
+		break
+	sleep 0.2
 done
 ctl qlog "$ID" off > "$TMP/off.out" 2>&1 || fail "A: qlog off: $(cat "$TMP/off.out")"
 S1=$(stat -c %s "$F" 2>/dev/null || echo 0)
 if R=$(check_qlog "$F" 2> "$TMP/py.err"); then
 	ok "A: $F is qlog JSON-SEQ: $R"
 else
-	fail "A: $F: $(tail -2 "$TMP/py.err")"
+	fail "A: $F: $(tail -2 "$TMP/py.err") ($(ctl qlog 2>&1 | tr '\n' ' '))"
 fi
 sleep 1.5
 S2=$(stat -c %s "$F" 2>/dev/null || echo 0)
