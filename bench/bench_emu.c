@@ -256,7 +256,11 @@ bench_hol(void)
  * bursts that overflow it; a paced one spreads them over the RTT. No
  * random loss: every loss is a queue overflow. Loss rate = data-direction
  * datagrams dropped by the queue / datagrams offered. 100 MB so that the
- * end of slow start does not dominate.
+ * end of slow start does not dominate. The drops are split at the end of
+ * the first slow start (its first congestion event, plus one RTT for
+ * what was already in flight): "ss" drops came from the slow start's
+ * overshoot, "ca" drops from the probing afterwards; peak = the largest
+ * window of the first slow start.
  */
 static int
 bench_pacing(void)
@@ -273,17 +277,22 @@ bench_pacing(void)
 	unsigned int k, p;
 	size_t ci;
 
-	printf("pacing: %s, %.0f MB download, median of %u seeds\n\n",
+	printf("pacing: %s, %.0f MB download, median of %u seeds\n"
+			"(drops: by the queue in the first slow start / "
+			"after it; peak: its largest window, kB)\n\n",
 			spec, (double)bytes / 1e6, seeds);
-	printf("%-8s | %-23s | %-23s | %s\n", "", "pacing on", "pacing off",
+	printf("%-8s | %-33s | %-33s | %s\n", "", "pacing on", "pacing off",
 			"loss off/on");
-	printf("%-8s | %10s %12s | %10s %12s |\n", "cc", "loss %", "Mbit/s",
-			"loss %", "Mbit/s");
+	printf("%-8s | %7s %6s %10s %6s | %7s %6s %10s %6s |\n", "cc",
+			"loss %", "Mbit/s", "drops", "peak", "loss %",
+			"Mbit/s", "drops", "peak");
 	for (ci = 0; (ops = dpq_cc_get(ci)) != NULL; ci++) {
-		double loss[2], good[2];
+		double loss[2], good[2], ssd[2], cad[2], peak[2];
+		unsigned int noexit = 0;
 
 		for (p = 0; p < 2; p++) {
-			double l[MAX_SEEDS], g[MAX_SEEDS];
+			double l[MAX_SEEDS], g[MAX_SEEDS], d0[MAX_SEEDS];
+			double d1[MAX_SEEDS], pk[MAX_SEEDS];
 			unsigned int ok = 0;
 
 			for (k = 0; k < seeds; k++) {
@@ -302,18 +311,37 @@ bench_pacing(void)
 				l[ok] = 100.0 * (double)r.s2c.dropped[
 					DPQ_LINKEM_DROP_QUEUE] /
 					(double)(r.s2c.offered ? r.s2c.offered : 1);
+				d0[ok] = (double)r.ss_dropped;
+				d1[ok] = (double)(r.s2c.dropped[
+					DPQ_LINKEM_DROP_QUEUE] - r.ss_dropped);
+				pk[ok] = (double)r.ss_peak_cwnd / 1e3;
+				/* No ssthresh (BBR): no split to show. */
+				noexit += r.ss_exit_ns == UINT64_MAX;
 				g[ok++] = r.goodput_bps / 1e6;
 			}
 			loss[p] = median(l, ok);
 			good[p] = median(g, ok);
+			ssd[p] = median(d0, ok);
+			cad[p] = median(d1, ok);
+			peak[p] = median(pk, ok);
 			if (ok < seeds)
 				printf("(%s, pacing %s: %u runs did not "
 						"finish)\n", ops->name,
 						p ? "off" : "on", seeds - ok);
 		}
-		printf("%-8s | %10.3f %12.1f | %10.3f %12.1f | %.1fx\n",
-				ops->name, loss[0], good[0], loss[1], good[1],
-				loss[0] > 0 ? loss[1] / loss[0] : 0);
+		if (noexit != 0)
+			printf("%-8s | %7.3f %6.1f %17s | %7.3f %6.1f %17s | "
+					"%.1fx\n", ops->name, loss[0], good[0],
+					"(no ssthresh)", loss[1], good[1],
+					"(no ssthresh)",
+					loss[0] > 0 ? loss[1] / loss[0] : 0);
+		else
+			printf("%-8s | %7.3f %6.1f %4.0f / %3.0f %6.0f | "
+					"%7.3f %6.1f %4.0f / %3.0f %6.0f | "
+					"%.1fx\n", ops->name, loss[0], good[0],
+					ssd[0], cad[0], peak[0], loss[1],
+					good[1], ssd[1], cad[1], peak[1],
+					loss[0] > 0 ? loss[1] / loss[0] : 0);
 	}
 	printf("\n(%.1f s CPU)\n", cpu);
 	return 0;

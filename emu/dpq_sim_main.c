@@ -29,6 +29,7 @@ usage(FILE *f)
 "  --bytes N[k|M|G] bytes per stream (default 10M)\n"
 "  --streams K      concurrent streams (default 1, at most %d)\n"
 "  --upload         client sends (default: server sends)\n"
+"  --no-pacing      both ends send unpaced (compare with pacing on)\n"
 "  --seeds N        runs with seeds 1..N (default 1)\n"
 "  --seed S         first seed (default 1)\n"
 "  --max-time SEC   give up a run after this much virtual time (600)\n"
@@ -112,6 +113,7 @@ main(int argc, char **argv)
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "streams", required_argument, NULL, 'k' },
 		{ "upload", no_argument, NULL, 'U' },
+		{ "no-pacing", no_argument, NULL, 'P' },
 		{ "seeds", required_argument, NULL, 'n' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "max-time", required_argument, NULL, 't' },
@@ -179,6 +181,9 @@ main(int argc, char **argv)
 			break;
 		case 'U':
 			x.upload = true;
+			break;
+		case 'P':
+			conf.client.no_pacing = conf.server.no_pacing = true;
 			break;
 		case 'n':
 		case 's':

@@ -120,6 +120,15 @@ struct dpq_sim_xfer_result {
 	struct dpq_conn_stats client, server;
 	struct dpq_linkem_stats c2s, s2c;
 	uint64_t overflow;
+	/* The sender's first slow start (upload: the client's): the ns
+	 * from the start when its first congestion event set ssthresh
+	 * (UINT64_MAX: never), the largest window it reached before, and
+	 * the sending direction's queue drops and datagrams offered up to
+	 * one smoothed RTT after the event (so that what was already in
+	 * flight has met the queue). The rest of the drops came later. */
+	uint64_t ss_exit_ns;
+	uint64_t ss_peak_cwnd;
+	uint64_t ss_dropped, ss_offered;
 	double cpu_s;		/* CPU time of the run (process clock) */
 	/* A connection that closed before the end: who, error, reason
 	 * ("" when none did). */

@@ -44,6 +44,10 @@ struct xfer {
 	bool established;
 	bool corrupt;
 	bool failed;		/* a stream reset, or bytes past the end */
+	/* The sender's first slow start (struct dpq_sim_xfer_result). */
+	uint64_t ss_exit_ns, ss_snap_ns, ss_peak_cwnd;
+	uint64_t ss_dropped, ss_offered;
+	bool ss_done;
 };
 
 static uint64_t
@@ -291,12 +295,44 @@ static const struct dpq_app_ops xfer_app = {
 	.on_stream_reset = on_reset,
 };
 
+/* Follow the sender's first slow start until its drops are counted. */
+static void
+watch_slow_start(struct dpq_sim *sim, struct xfer *t)
+{
+	struct dpq_conn *snd = t->x->upload ? dpq_sim_client(sim) :
+		dpq_sim_server(sim);
+	const struct dpq_linkem *l;
+	struct dpq_conn_stats st;
+	uint64_t now = dpq_sim_elapsed_ns(sim);
+
+	if (t->ss_done || snd == NULL)
+		return;
+	if (t->ss_snap_ns == 0) {
+		dpq_conn_get_stats(snd, &st);
+		if (st.ssthresh == UINT64_MAX) {
+			if (st.cwnd > t->ss_peak_cwnd)
+				t->ss_peak_cwnd = st.cwnd;
+			return;
+		}
+		t->ss_exit_ns = now;
+		t->ss_snap_ns = now + st.srtt_us * 1000;
+		return;
+	}
+	if (now < t->ss_snap_ns)
+		return;
+	l = dpq_sim_link(sim, t->x->upload);
+	t->ss_dropped = l->stats.dropped[DPQ_LINKEM_DROP_QUEUE];
+	t->ss_offered = l->stats.offered;
+	t->ss_done = true;
+}
+
 static bool
 xfer_done(struct dpq_sim *sim, void *arg)
 {
 	struct xfer *t = arg;
 	struct dpq_conn *sv = dpq_sim_server(sim);
 
+	watch_slow_start(sim, t);
 	if (t->failed || t->corrupt)
 		return true;
 	if (t->established && t->x->stagger_ns != 0 &&
@@ -391,6 +427,17 @@ dpq_sim_transfer(const struct dpq_sim_conf *conf,
 	res->c2s = dpq_sim_link(sim, true)->stats;
 	res->s2c = dpq_sim_link(sim, false)->stats;
 	res->overflow = dpq_sim_overflow(sim);
+	res->ss_exit_ns = t->ss_snap_ns != 0 ? t->ss_exit_ns : UINT64_MAX;
+	res->ss_peak_cwnd = t->ss_peak_cwnd;
+	if (!t->ss_done) {	/* the run ended first: all in slow start */
+		const struct dpq_linkem_stats *ls = x->upload ? &res->c2s :
+			&res->s2c;
+
+		t->ss_dropped = ls->dropped[DPQ_LINKEM_DROP_QUEUE];
+		t->ss_offered = ls->offered;
+	}
+	res->ss_dropped = t->ss_dropped;
+	res->ss_offered = t->ss_offered;
 	closed_why(res, dpq_sim_client(sim), "client");
 	if (dpq_sim_server(sim) != NULL)
 		closed_why(res, dpq_sim_server(sim), "server");
