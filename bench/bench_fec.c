@@ -66,6 +66,7 @@ static const uint64_t sizes[] = { 100000, 1000000 };
 static unsigned int runs = 200;
 static FILE *csv;
 static const char *cc_name = "newreno";
+static enum dpq_cc_fec_reaction fec_cc = DPQ_CC_FEC_GUARDED;
 
 struct cell {
 	unsigned int ok, failed;
@@ -132,7 +133,8 @@ conf_for(struct dpq_sim_conf *c, const char *spec, uint64_t seed,
 			(struct dpq_fec_policy){ DPQ_FEC_ADAPTIVE, 16, 4 };
 		if (m == M_ADAPT_PRIOR || m == M_ADAPT_SPEC)
 			c->server.fec_loss_prior_ppm = prior_ppm;
-		c->server.fec_cc_blind = m == M_BLIND;
+		c->server.fec_cc = m == M_BLIND ? DPQ_CC_FEC_IGNORE :
+			fec_cc;
 	}
 	if (m == M_SPEC || m == M_ADAPT_SPEC)
 		c->client.spec_retx = c->server.spec_retx = DPQ_SPEC_HANDSHAKE |

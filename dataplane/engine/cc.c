@@ -64,6 +64,7 @@ dpq_cc_reset(struct dpq_cc *cc, uint64_t now)
 	const struct dpq_cc_ops *ops = cc->ops;
 	uint64_t ev = cc->congestion_events, sp = cc->spurious_undos;
 	uint64_t pc = cc->persistent_congestions;
+	uint64_t fc = cc->fec_congestion, ff = cc->fec_forgiven;
 
 	/* The datagram size may have grown since init (transport
 	 * parameters): keep the current one. */
@@ -73,6 +74,8 @@ dpq_cc_reset(struct dpq_cc *cc, uint64_t now)
 	cc->congestion_events = ev;
 	cc->spurious_undos = sp;
 	cc->persistent_congestions = pc;
+	cc->fec_congestion = fc;
+	cc->fec_forgiven = ff;
 }
 
 const struct dpq_cc_ops *
@@ -132,7 +135,13 @@ dpq_cc_on_sent(struct dpq_cc *cc, uint32_t bytes, uint64_t now)
 void
 dpq_cc_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 {
+	const uint64_t cap = DPQ_CC_FEC_PKTS_PER_FORGIVEN *
+		DPQ_CC_FEC_CREDIT_MAX;
+
 	cc_flight_sub(cc, ev->bytes_acked);
+	cc->fec_credit += ev->packets_acked;
+	if (cc->fec_credit > cap)
+		cc->fec_credit = cap;
 	cc->ops->on_ack(cc, ev);
 }
 
@@ -142,6 +151,85 @@ dpq_cc_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev)
 	cc_flight_sub(cc, ev->bytes_lost);
 	cc->congestion_events++;
 	cc->ops->on_loss(cc, ev);
+}
+
+/*
+ * GUARDED (cc.h): is there a sign that the path's queue, not chance,
+ * dropped the packet? An RTT sample above min_rtt by the RFC 9406 §4.2
+ * fraction (min_rtt / 8; kGranularity at least, RFC 9002 §6.1.2) means a
+ * queue holds our packets, and a full drop-tail queue is what drops them.
+ * latest_rtt is the raw sample (ack delay included): a delayed ACK can
+ * only make the guard react more, never less.
+ */
+static bool
+fec_guard_congested(struct dpq_cc *cc, const struct dpq_cc_loss *ev)
+{
+	const struct dpq_rtt *r = ev->rtt;
+	uint64_t thresh;
+
+	if (ev->ecn_ce || r == NULL || !r->has_sample || r->min == 0)
+		return true;
+	thresh = r->min / 8;
+	if (thresh < DPQ_RTT_GRANULARITY)
+		thresh = DPQ_RTT_GRANULARITY;
+	if (r->latest > r->min + thresh)
+		return true;
+	/* More repaired losses than random loss FEC is sized for. */
+	if (cc->fec_credit < DPQ_CC_FEC_PKTS_PER_FORGIVEN)
+		return true;
+	cc->fec_credit -= DPQ_CC_FEC_PKTS_PER_FORGIVEN;
+	return false;
+}
+
+bool
+dpq_cc_on_recovered(struct dpq_cc *cc, const struct dpq_cc_loss *ev)
+{
+	bool congested;
+
+	switch (cc->conf.fec_reaction) {
+	case DPQ_CC_FEC_LOSS:
+		congested = true;
+		break;
+	case DPQ_CC_FEC_IGNORE:
+		congested = false;
+		break;
+	default:
+		congested = fec_guard_congested(cc, ev);
+		break;
+	}
+	if (!congested) {
+		cc->fec_forgiven++;
+		return false;
+	}
+	cc->fec_congestion++;
+	dpq_cc_on_loss(cc, ev);
+	return true;
+}
+
+static const char *const fec_reaction_names[DPQ_CC_FEC_REACTION_COUNT] = {
+	[DPQ_CC_FEC_GUARDED] = "guarded",
+	[DPQ_CC_FEC_LOSS] = "loss",
+	[DPQ_CC_FEC_IGNORE] = "ignore",
+};
+
+const char *
+dpq_cc_fec_reaction_str(enum dpq_cc_fec_reaction r)
+{
+	return (unsigned int)r < DPQ_CC_FEC_REACTION_COUNT ?
+		fec_reaction_names[r] : "?";
+}
+
+int
+dpq_cc_fec_reaction_parse(const char *s, enum dpq_cc_fec_reaction *out)
+{
+	unsigned int i;
+
+	for (i = 0; s != NULL && i < DPQ_CC_FEC_REACTION_COUNT; i++)
+		if (strcmp(s, fec_reaction_names[i]) == 0) {
+			*out = (enum dpq_cc_fec_reaction)i;
+			return 0;
+		}
+	return -1;
 }
 
 void

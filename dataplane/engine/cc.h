@@ -22,6 +22,10 @@
  *   on_spurious     every packet whose loss started the current
  *                   congestion episode was acknowledged after all: undo
  *                   the reaction (optional);
+ * and, not an algorithm hook but a wrapper that decides in one place
+ * whether a packet the peer rebuilt with XOR-FEC is a congestion event
+ * (dpq_cc_on_recovered, enum dpq_cc_fec_reaction): if it is, the
+ * algorithm sees an on_loss;
  * and two questions: pacing_rate, info (phase, state and ssthresh for
  * stats and traces).
  *
@@ -48,12 +52,50 @@
 
 struct dpq_cc;
 
+/*
+ * How congestion control takes an in-flight packet that the peer rebuilt
+ * from XOR-FEC repair data (RECOVERED frame, docs/fec.md §8): the path
+ * dropped it, but no retransmission was needed. RFC 9002 §7 knows only
+ * losses; a loss is a congestion signal because drop-tail queues drop
+ * when full, while a path that drops at random (radio, a bad link) drops
+ * whatever the sending rate. A repaired loss is still evidence, so it is
+ * a congestion event whenever the path shows signs of congestion:
+ *
+ *   GUARDED (the default)  not a congestion event unless one of: an RTT
+ *         sample shows a queue (latest_rtt above min_rtt by more than
+ *         min_rtt / 8, at least kGranularity: RFC 9002 §5, the delay
+ *         increase RFC 9406 §4.2 takes as a queue building), or there
+ *         is no RTT sample yet, or repaired losses exceed one
+ *         in DPQ_CC_FEC_PKTS_PER_FORGIVEN packets acknowledged (more than
+ *         the smallest adaptive group is sized for, docs/fec.md §10).
+ *         ECN-CE and the losses FEC cannot repair (declared by loss
+ *         detection) are congestion events as always (RFC 9002 §7.1).
+ *   LOSS  always a congestion event, as RFC 9002 §7 treats a loss.
+ *   IGNORE  never (an experiment for dpq-bench-fec: not safe on a
+ *         congested path, where it lets FEC hide queue overflow).
+ */
+enum dpq_cc_fec_reaction {
+	DPQ_CC_FEC_GUARDED = 0,
+	DPQ_CC_FEC_LOSS,
+	DPQ_CC_FEC_IGNORE,
+	DPQ_CC_FEC_REACTION_COUNT,
+};
+
+/* GUARDED: at most one repaired loss forgiven per this many packets
+ * acknowledged (6.25%: the adaptive policy's smallest group, 4, is sized
+ * for a quarter of a loss per group). */
+#define DPQ_CC_FEC_PKTS_PER_FORGIVEN	16
+/* ... with credit for this many forgiven losses saved up at most. */
+#define DPQ_CC_FEC_CREDIT_MAX		2
+
 struct dpq_cc_conf {
 	/* RFC 9002 §7.2: the sender's max datagram size, >= 1200. */
 	uint32_t max_datagram_size;
 	/* Initial window in bytes; 0 = the RFC 9002 §7.2 default
 	 * min(10 * mds, max(14720, 2 * mds)). */
 	uint64_t initial_window;
+	/* Packets the peer rebuilt with XOR-FEC (dpq_cc_on_recovered). */
+	enum dpq_cc_fec_reaction fec_reaction;
 };
 
 /* Newly acknowledged packets of one ACK frame (RFC 9002 §7, B.5). */
@@ -154,6 +196,11 @@ struct dpq_cc {
 	uint64_t congestion_events;	/* on_loss calls */
 	uint64_t spurious_undos;	/* on_spurious calls */
 	uint64_t persistent_congestions;
+	/* dpq_cc_on_recovered: repaired losses taken as congestion events
+	 * and forgiven; the GUARDED credit in packets acknowledged. */
+	uint64_t fec_congestion;
+	uint64_t fec_forgiven;
+	uint64_t fec_credit;
 	_Alignas(8) uint8_t state[DPQ_CC_STATE_SIZE];
 };
 
@@ -198,6 +245,20 @@ void dpq_cc_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev);
 /* Congestion event: removes ev->bytes_lost from flight, then the
  * algorithm reacts. */
 void dpq_cc_on_loss(struct dpq_cc *cc, const struct dpq_cc_loss *ev);
+
+/*
+ * The peer rebuilt an in-flight packet from XOR-FEC repair data
+ * (docs/fec.md §8). ev describes it as a loss of one packet (bytes_lost
+ * 0: it stays in flight until acknowledged; rtt: after the latest
+ * sample). Decides by cc->conf.fec_reaction whether it is a congestion
+ * event and, if so, passes it to the algorithm's on_loss. Returns true
+ * if it was one.
+ */
+bool dpq_cc_on_recovered(struct dpq_cc *cc, const struct dpq_cc_loss *ev);
+
+/* "guarded", "loss", "ignore"; and back (-1: unknown name). */
+const char *dpq_cc_fec_reaction_str(enum dpq_cc_fec_reaction r);
+int dpq_cc_fec_reaction_parse(const char *s, enum dpq_cc_fec_reaction *out);
 
 void dpq_cc_on_persistent_congestion(struct dpq_cc *cc, uint64_t now);
 

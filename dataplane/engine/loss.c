@@ -837,8 +837,6 @@ dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
 		dpq_sentmap_remove(&s->sent, &it);
 		return DPQ_LOSS_REC_WAS_LOST;
 	}
-	/* Not undoable: the packet really was lost on the path. */
-	episode_on_loss(l, p->time_sent, false, now);
 	if (cc != NULL) {
 		struct dpq_cc_loss ev = {
 			.now = now,
@@ -849,9 +847,14 @@ dpq_loss_on_recovered(struct dpq_loss *l, struct dpq_cc *cc,
 			.lost = l->rate.lost,
 		};
 
-		/* bytes_lost 0: the packet stays in flight until acked. */
-		dpq_cc_on_loss(cc, &ev);
+		/* bytes_lost 0: the packet stays in flight until acked.
+		 * Whether this is a congestion event is decided in one
+		 * place, by the connection's choice (cc.h). */
+		if (!dpq_cc_on_recovered(cc, &ev))
+			return DPQ_LOSS_REC_FORGIVEN;
 	}
+	/* Not undoable: the packet really was lost on the path. */
+	episode_on_loss(l, p->time_sent, false, now);
 	return DPQ_LOSS_REC_CONGESTION;
 }
 

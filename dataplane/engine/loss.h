@@ -339,15 +339,19 @@ enum dpq_loss_recovered {
 	DPQ_LOSS_REC_UNKNOWN = 0,	/* acknowledged already, or never sent */
 	DPQ_LOSS_REC_CONGESTION,	/* outstanding: a congestion event */
 	DPQ_LOSS_REC_WAS_LOST,		/* declared lost before: forgotten */
+	/* outstanding, and cc judged it no congestion event (cc.h enum
+	 * dpq_cc_fec_reaction); still a loss on the path */
+	DPQ_LOSS_REC_FORGIVEN,
 };
 
 /*
  * The peer rebuilt packet pn of space from XOR-FEC repair data instead of
  * receiving it (RECOVERED frame, docs/fec.md §5, §8): the path dropped
- * it. If it is still outstanding, congestion control reacts as to a loss
- * of a packet sent then (a congestion event, one reduction per recovery
- * period, RFC 9002 §7.3.2), but it stays in flight and its frames are not
- * re-queued: the peer acknowledges it. If loss detection had declared it
+ * it. If it is still outstanding, it stays in flight and its frames are
+ * not re-queued (the peer acknowledges it), and dpq_cc_on_recovered()
+ * decides whether congestion control reacts as to a loss of a packet sent
+ * then (a congestion event, one reduction per recovery period, RFC 9002
+ * §7.3.2; cc NULL: never). If loss detection had declared it
  * lost already (the reaction happened then), it is forgotten, so that the
  * acknowledgment that follows is not taken for a spurious loss and the
  * reaction undone.

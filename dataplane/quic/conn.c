@@ -278,6 +278,8 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	/* RFC 9000 §7.2: a client's first DCID is at least 8 bytes. */
 	if (in->conf->role == DPQ_ROLE_CLIENT && in->dcid.len < 8)
 		return -EINVAL;
+	if ((unsigned int)in->conf->fec_cc >= DPQ_CC_FEC_REACTION_COUNT)
+		return -EINVAL;
 	cc_ops = dpq_cc_find(in->conf->cc_name ? in->conf->cc_name :
 			"newreno");
 	if (cc_ops == NULL)
@@ -382,6 +384,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	if (rc != 0)
 		goto fail_bufs;
 	ccc.max_datagram_size = c->max_udp_payload;
+	ccc.fec_reaction = in->conf->fec_cc;
 	rc = dpq_cc_init(&c->cc, cc_ops, &ccc, in->now);
 	if (rc != 0)
 		goto fail_loss;
@@ -1223,6 +1226,8 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 	st->cc_undos = c->cc.spurious_undos;
 	st->persistent_congestions = c->cc.persistent_congestions;
 	st->congestion_events = c->cc.congestion_events;
+	st->fec_cc_congestion = c->cc.fec_congestion;
+	st->fec_cc_forgiven = c->cc.fec_forgiven;
 	st->reorder_threshold = c->loss.pkt_threshold;
 	snprintf(st->ecn, sizeof(st->ecn), "%s",
 			dpq_ecn_state_str(c->loss.ecn.state));

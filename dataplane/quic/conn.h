@@ -62,6 +62,7 @@
 #include <sys/types.h>
 
 #include "dataplane/crypto/crypto.h"
+#include "dataplane/engine/cc.h"
 #include "dataplane/engine/mem.h"
 #include "dataplane/engine/membudget.h"
 #include "dataplane/engine/netaddr.h"
@@ -219,10 +220,12 @@ struct dpq_conn_conf {
 	uint8_t fec_max_group;
 	struct dpq_fec_policy fec;
 	uint32_t fec_loss_prior_ppm;
-	/* Experiment (dpq-bench-fec): packets the peer reports rebuilt are
-	 * not a congestion event (docs/fec.md §8 says they are; the loss
-	 * meter still counts them). */
-	bool fec_cc_blind;
+	/* Whether a packet the peer reports rebuilt (RECOVERED) is a
+	 * congestion event (docs/fec.md §8, cc.h): DPQ_CC_FEC_GUARDED (0,
+	 * only with signs of congestion), _LOSS (always, as RFC 9002 §7
+	 * treats a loss), _IGNORE (never: an experiment, unsafe). The loss
+	 * meter counts them in every case. */
+	enum dpq_cc_fec_reaction fec_cc;
 	/* Speculative retransmission (docs/fec.md §11): DPQ_SPEC_* kinds of
 	 * datagrams sent twice, the copy spec_spacing_us later (0: a
 	 * quarter of the smoothed RTT within 2..20 ms; 5 ms before any RTT
@@ -506,6 +509,9 @@ struct dpq_conn_stats {
 	uint64_t fec_recovered;		/* peer packets we rebuilt */
 	uint64_t fec_unrecoverable;	/* groups that lost two or more */
 	uint64_t fec_peer_recovered;	/* our packets the peer rebuilt */
+	/* ... of those outstanding, taken as congestion events / not
+	 * (conf.fec_cc) */
+	uint64_t fec_cc_congestion, fec_cc_forgiven;
 	uint32_t fec_loss_ppm;		/* the sender's loss meter */
 	uint64_t spec_sent;		/* speculative copies sent */
 	uint64_t spec_dropped;		/* ... not sent (keys gone, full) */

@@ -307,14 +307,15 @@ on_recovered(struct dpq_conn *c, const uint8_t *p, const uint8_t *end,
 
 	if (n < 0)
 		return n;
-	/* §5, §8: congestion control sees the loss; nothing is re-sent.
-	 * One declared lost before was counted then, by loss recovery and
-	 * by the meter. */
+	/* §5, §8: congestion control sees the loss (and judges it,
+	 * conf.fec_cc); nothing is re-sent. One declared lost before was
+	 * counted then, by loss recovery and by the meter. */
 	for (i = 0; i < r.count; i++) {
-		switch (dpq_loss_on_recovered(&c->loss, c->conf.fec_cc_blind ?
-				NULL : &c->cc, DPQ_PN_SPACE_APP, r.pn[i],
-				now)) {
+		switch (dpq_loss_on_recovered(&c->loss, &c->cc,
+				DPQ_PN_SPACE_APP, r.pn[i], now)) {
 		case DPQ_LOSS_REC_CONGESTION:
+		case DPQ_LOSS_REC_FORGIVEN:
+			/* Path loss for the adaptive policy either way. */
 			dpq_fec_meter_on_lost(&c->fec_meter, 1);
 			c->stats.fec_peer_recovered++;
 			break;

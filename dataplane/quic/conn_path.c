@@ -146,7 +146,8 @@ amp_update(struct dpq_conn *c, uint64_t now)
 static void
 recovery_reset(struct dpq_conn *c, uint64_t now)
 {
-	struct dpq_cc_conf cf = { .max_datagram_size = c->max_udp_payload };
+	struct dpq_cc_conf cf = { .max_datagram_size = c->max_udp_payload,
+		.fec_reaction = c->cc.conf.fec_reaction };
 	uint64_t bif = c->cc.bytes_in_flight;
 
 	c->stats.recovery_resets++;
