@@ -918,6 +918,21 @@ halfopen_track(struct dpq_shard *s, struct dpq_halfopen *ho,
 	s->stats.halfopen = dpq_halfopen_count(ho);
 }
 
+/* The connections' state is charged to the shard's budget but never
+ * refused (engine/membudget.h); buffers are refused once it is spent. A
+ * handshake started then cannot buffer its CRYPTO data and fails half
+ * way (idle connections by the ten thousand fill a budget): refuse the
+ * new connection at its first datagram instead, while existing ones keep
+ * what they have. */
+#define CONN_BUDGET_RESERVE	(64u << 10)
+
+static bool
+budget_spent(const struct dpq_shard *s)
+{
+	return s->budget.limit != 0 &&
+		s->budget.used + CONN_BUDGET_RESERVE > s->budget.limit;
+}
+
 /* A datagram for no known connection. */
 static void
 rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
@@ -970,7 +985,8 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		verdict = ho == NULL ? DPQ_HO_ADMIT :
 			dpq_halfopen_admit(ho, &ri.tuple.peer, s->nfree <= 1,
 				&victim);
-		if (verdict == DPQ_HO_REFUSE && s->nfree == 0) {
+		if ((verdict == DPQ_HO_REFUSE && s->nfree == 0) ||
+		    budget_spent(s)) {
 			s->stats.conns_refused++;
 			s->stats.unvalidated_rx += m->data_len;
 			break;
