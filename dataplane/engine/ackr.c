@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ackr.c: received packet numbers of one space and the ACK schedule
- * (RFC 9000 §13.2). Ranges are kept ascending in a fixed array: new
+ * (RFC 9000 §13.2). Ranges are kept ascending in the owner's array: new
  * packets usually extend the top range, so the common insert touches the
  * last element; a new gap appends; only reordering deep in the past or
- * eviction moves elements (at most DPQ_ACKR_MAX_RANGES of them).
+ * eviction moves elements (at most the array's capacity).
  */
 #include <errno.h>
 #include <string.h>
@@ -12,13 +12,30 @@
 #include "dataplane/engine/ackr.h"
 
 void
-dpq_ackr_init(struct dpq_ackr *a, uint64_t max_ack_delay)
+dpq_ackr_init(struct dpq_ackr *a, uint64_t max_ack_delay,
+		struct dpq_ack_range *r, uint32_t cap)
 {
 	memset(a, 0, sizeof(*a));
+	a->r = r;
+	a->cap = cap;
 	a->largest = DPQ_PN_NONE;
 	a->largest_eliciting = DPQ_PN_NONE;
 	a->max_ack_delay = max_ack_delay;
 	a->deadline = DPQ_ACKR_NO_DEADLINE;
+}
+
+void
+dpq_ackr_move(struct dpq_ackr *a, struct dpq_ack_range *r, uint32_t cap)
+{
+	uint32_t drop = a->n > cap ? a->n - cap : 0;
+
+	if (drop != 0) {
+		a->floor = a->r[drop - 1].largest + 1;
+		a->n -= drop;
+	}
+	memmove(r, &a->r[drop], a->n * sizeof(*r));
+	a->r = r;
+	a->cap = cap;
 }
 
 /* Index of the highest range whose smallest is <= pn, or -1. */
@@ -56,7 +73,7 @@ remove_range(struct dpq_ackr *a, uint32_t i)
 static void
 insert_range(struct dpq_ackr *a, uint32_t pos, uint64_t pn)
 {
-	if (a->n == DPQ_ACKR_MAX_RANGES) {
+	if (a->n >= a->cap) {
 		if (pos == 0) {
 			/* The new range would be the lowest of all: it is the
 			 * one to forget. The packet was processed; it is

@@ -4,8 +4,10 @@
  * space (RFC 9000 §13.2): which packet numbers arrived, duplicate
  * detection (§12.3), when an ACK frame is due, and what goes in it.
  *
- * Received packet numbers are kept as at most DPQ_ACKR_MAX_RANGES
- * disjoint ranges above a floor. Everything below the floor counts as
+ * Received packet numbers are kept as disjoint ranges above a floor, in
+ * an array the owner provides (DPQ_ACKR_MAX_RANGES for a space in use;
+ * dpq_ackr_move() puts them in a smaller one while the space is idle, so
+ * an idle connection does not hold a kilobyte of empty ranges). Everything below the floor counts as
  * already received: §13.2.3 lets a receiver drop old ranges if it keeps
  * "a minimum packet number that increases as ranges are discarded", so a
  * packet below it is treated as a duplicate and dropped (its sender will
@@ -48,8 +50,9 @@ enum dpq_ecn {
 struct dpq_ackr {
 	/* Ascending, disjoint and non-adjacent: r[i].largest + 1 <
 	 * r[i + 1].smallest. All >= floor. */
-	struct dpq_ack_range r[DPQ_ACKR_MAX_RANGES];
+	struct dpq_ack_range *r;	/* cap entries, the owner's */
 	uint32_t n;
+	uint32_t cap;
 	uint32_t eliciting_unacked;	/* since the last ACK sent */
 	uint64_t floor;		/* pn below this count as received */
 	uint64_t largest;	/* largest pn received; DPQ_PN_NONE */
@@ -67,7 +70,13 @@ struct dpq_ackr {
  * the application space; pass 0 for Initial and Handshake, which RFC 9000
  * §13.2.1 says to acknowledge immediately.
  */
-void dpq_ackr_init(struct dpq_ackr *a, uint64_t max_ack_delay);
+void dpq_ackr_init(struct dpq_ackr *a, uint64_t max_ack_delay,
+		struct dpq_ack_range *r, uint32_t cap);
+
+/* Keep the ranges in r (cap >= 1 entries) from now on; if they do not
+ * fit, the lowest are forgotten and the floor rises past them, as when
+ * the array fills (§13.2.3). The old array is the caller's again. */
+void dpq_ackr_move(struct dpq_ackr *a, struct dpq_ack_range *r, uint32_t cap);
 
 /* RFC 9000 §12.3: was pn already received (or is it below the floor)? */
 bool dpq_ackr_is_duplicate(const struct dpq_ackr *a, uint64_t pn);

@@ -365,11 +365,19 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	if (rc != 0)
 		goto fail;
 
+	c->ackr_app_r = dpq_mem_alloc(&c->mem, DPQ_ACKR_MAX_RANGES *
+			sizeof(*c->ackr_app_r));
+	if (c->ackr_app_r == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
 		/* Initial and Handshake packets are acknowledged at once
 		 * (RFC 9000 §13.2.1); 1-RTT after max_ack_delay. */
 		dpq_ackr_init(c->pns[i].ackr, i == DPQ_PN_SPACE_APP ?
-				c->conf.max_ack_delay_ms * 1000 : 0);
+				c->conf.max_ack_delay_ms * 1000 : 0,
+				i == DPQ_PN_SPACE_APP ? c->ackr_app_r :
+				c->hss->ackr_r[i], DPQ_ACKR_MAX_RANGES);
 		c->largest_rx_pn[i] = DPQ_PN_NONE;
 	}
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
@@ -422,6 +430,7 @@ fail_bufs:
 fail:
 	dpq_conn_key_free(c, &c->rx[DPQ_EPOCH_INITIAL]);
 	dpq_conn_key_free(c, &c->tx[DPQ_EPOCH_INITIAL]);
+	dpq_mem_free(mem, c->ackr_app_r);
 	dpq_mem_free(mem, c->hss);
 	dpq_mem_free(mem, c);
 	return rc;
@@ -453,8 +462,10 @@ dpq_conn_destroy(struct dpq_conn *c)
 		dpq_conn_key_free(c, &c->tx[i]);
 	}
 	dpq_conn_park_free(c);
+	dpq_conn_paths_free(c);
 	mem = c->mem;
 	dpq_mem_free(&mem, c->rx_buffered);
+	dpq_mem_free(&mem, c->ackr_app_r);
 	dpq_mem_free(&mem, c->hss);
 	dpq_mem_free(&mem, c);
 }

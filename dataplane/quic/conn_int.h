@@ -167,6 +167,7 @@ struct dpq_conn_keys {
  * Handshake spaces are discarded (RFC 9001 §4.9). */
 struct dpq_conn_hs_state {
 	struct dpq_ackr ackr[2];		/* Initial, Handshake */
+	struct dpq_ack_range ackr_r[2][DPQ_ACKR_MAX_RANGES];
 	struct dpq_crypto_stream cs[3];		/* Initial, 0-RTT, Handshake */
 	struct dpq_tparams local_tp;		/* ours, for the TLS service */
 	/* Client: token sent in every Initial: a NEW_TOKEN token from an
@@ -183,6 +184,15 @@ struct dpq_local_cid {
 	bool used;		/* issued and not retired */
 	bool announce;		/* a NEW_CONNECTION_ID to (re)send */
 };
+
+/* The fallback path's RTT and congestion state (conn_path.c). */
+struct dpq_conn_saved_path {
+	struct dpq_rtt rtt;
+	struct dpq_cc cc;
+};
+
+/* ACK ranges of the application space a parked connection keeps. */
+#define DPQ_CONN_PARKED_RANGES	2
 
 struct dpq_conn {
 	enum dpq_conn_state state;
@@ -249,6 +259,10 @@ struct dpq_conn {
 	struct dpq_crypto_stream *cs[DPQ_EPOCH_COUNT];
 	struct dpq_crypto_stream cs_1rtt;
 	struct dpq_ackr ackr_app;
+	/* Its ranges (DPQ_ACKR_MAX_RANGES); NULL while parked, when the
+	 * few left are in ackr_app_idle (conn_park.c). */
+	struct dpq_ack_range *ackr_app_r;
+	struct dpq_ack_range ackr_app_idle[DPQ_CONN_PARKED_RANGES];
 	/* Handshake-only state; NULL once the handshake is confirmed and
 	 * the Initial and Handshake spaces are gone (dpq_conn_poll). */
 	struct dpq_conn_hs_state *hss;
@@ -311,9 +325,8 @@ struct dpq_conn {
 	uint8_t fallback;		/* last validated path (§9.3.3) */
 	/* The fallback's RTT and congestion state, restored if we return
 	 * to it (§9.3.2, §9.4). */
-	bool saved_valid;
-	struct dpq_rtt saved_rtt;
-	struct dpq_cc saved_cc;
+	struct dpq_conn_saved_path *saved;	/* NULL: none (allocated
+						 * at a migration only) */
 	/* The path of the packet being processed (frames answer on it). */
 	struct dpq_path *rx_path;
 	/* NEW_TOKEN (RFC 9000 §8.1.3, §19.7). Server: the token to send,
@@ -611,6 +624,8 @@ int dpq_conn_streams_init(struct dpq_conn *c);
 /* conn_path.c */
 void dpq_conn_paths_init(struct dpq_conn *c, const struct dpq_tuple *t,
 		bool validated);
+/* Free what the paths allocated (the fallback's saved state). */
+void dpq_conn_paths_free(struct dpq_conn *c);
 struct dpq_path *dpq_conn_path_find(struct dpq_conn *c,
 		const struct dpq_tuple *t);
 struct dpq_path *dpq_conn_path_for_rx(struct dpq_conn *c,

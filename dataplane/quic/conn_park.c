@@ -65,6 +65,14 @@ dpq_conn_park(struct dpq_conn *c)
 	dpq_conn_key_free(c, &c->ku.rx_next);
 	dpq_conn_key_free(c, &c->ku.tx_next);
 	dpq_loss_trim(&c->loss);
+	/* The application space's ACK ranges: no ACK is owed now, and an
+	 * ACK of our ACK (RFC 9000 §13.2.4) has usually left one range;
+	 * older ones may be forgotten (§13.2.3: the floor rises, a packet
+	 * below it counts as a duplicate). */
+	dpq_ackr_move(&c->ackr_app, c->ackr_app_idle,
+			DPQ_CONN_PARKED_RANGES);
+	dpq_mem_free(&c->mem, c->ackr_app_r);
+	c->ackr_app_r = NULL;
 	c->parked = p;
 	return 0;
 }
@@ -86,7 +94,12 @@ dpq_conn_unpark(struct dpq_conn *c)
 		return 0;
 	rx = dpq_conn_key_alloc(c);
 	tx = dpq_conn_key_alloc(c);
-	if (rx == NULL || tx == NULL ||
+	c->ackr_app_r = dpq_mem_alloc(&c->mem, DPQ_ACKR_MAX_RANGES *
+			sizeof(*c->ackr_app_r));
+	if (c->ackr_app_r != NULL)
+		dpq_ackr_move(&c->ackr_app, c->ackr_app_r,
+				DPQ_ACKR_MAX_RANGES);
+	if (rx == NULL || tx == NULL || c->ackr_app_r == NULL ||
 	    dpq_pp_key_restore(c->crypto, rx, &c->parked->rx) != 0 ||
 	    dpq_pp_key_restore(c->crypto, tx, &c->parked->tx) != 0) {
 		/* Without its keys it can neither send nor receive: it

@@ -179,6 +179,14 @@ start_challenge(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 	p->validation_deadline = now + validation_timeout(c);
 }
 
+/* The fallback's saved state is no longer needed. */
+static void
+saved_drop(struct dpq_conn *c)
+{
+	dpq_mem_free(&c->mem, c->saved);
+	c->saved = NULL;
+}
+
 static void
 free_path(struct dpq_conn *c, struct dpq_path *p)
 {
@@ -190,7 +198,7 @@ free_path(struct dpq_conn *c, struct dpq_path *p)
 	memset(p, 0, sizeof(*p));
 	if (c->fallback == i) {
 		c->fallback = DPQ_PATH_NONE;
-		c->saved_valid = false;
+		saved_drop(c);
 	}
 	retire_if_unused(c, &cid);
 }
@@ -216,23 +224,32 @@ settle(struct dpq_conn *c)
 
 /* Make p the active path. The old one, if validated, becomes the
  * fallback with its RTT and congestion state saved; returning to the
- * fallback restores them (§9.3.2). */
+ * fallback restores them (§9.3.2). The saved state is allocated at the
+ * first migration (half a kilobyte most connections never need); without
+ * memory for it the fallback is kept and the state is not restored. */
 static void
 switch_to(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 {
 	unsigned int pi = path_index(c, p), oi = c->active;
 	struct dpq_path *old = &c->paths[oi];
-	bool restore = c->saved_valid && c->fallback == pi;
-	struct dpq_rtt rtt = c->saved_rtt;
-	struct dpq_cc cc = c->saved_cc;
+	bool restore = c->saved != NULL && c->fallback == pi;
+	struct dpq_rtt rtt = { 0 };
+	struct dpq_cc cc = { 0 };
 
+	if (restore) {
+		rtt = c->saved->rtt;
+		cc = c->saved->cc;
+	}
 	if (old->validated) {
-		c->saved_rtt = c->loss.rtt;
-		c->saved_cc = c->cc;
-		c->saved_valid = true;
+		if (c->saved == NULL)
+			c->saved = dpq_mem_alloc(&c->mem, sizeof(*c->saved));
+		if (c->saved != NULL) {
+			c->saved->rtt = c->loss.rtt;
+			c->saved->cc = c->cc;
+		}
 		c->fallback = (uint8_t)oi;
 	} else if (restore) {
-		c->saved_valid = false;
+		saved_drop(c);
 		c->fallback = DPQ_PATH_NONE;
 	}
 	/* c->dcid follows the active path. */
@@ -264,7 +281,13 @@ dpq_conn_paths_init(struct dpq_conn *c, const struct dpq_tuple *t,
 		c->paths[0].tuple = *t;
 	c->active = 0;
 	c->fallback = DPQ_PATH_NONE;
-	c->saved_valid = false;
+	c->saved = NULL;
+}
+
+void
+dpq_conn_paths_free(struct dpq_conn *c)
+{
+	saved_drop(c);
 }
 
 struct dpq_path *

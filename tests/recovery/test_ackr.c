@@ -18,6 +18,9 @@
 
 #define MAD 25000	/* our max_ack_delay, us */
 
+/* The ranges of the ackr under test (one test at a time). */
+static struct dpq_ack_range ar[DPQ_ACKR_MAX_RANGES];
+
 static void
 rec_ok(struct dpq_ackr *a, uint64_t pn, bool elicit, uint64_t now)
 {
@@ -46,7 +49,7 @@ test_duplicates(void **state)
 	struct dpq_ackr a;
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	assert_false(dpq_ackr_is_duplicate(&a, 0));
 	assert_int_equal(dpq_ackr_largest(&a), DPQ_PN_NONE);
 	rec_ok(&a, 5, true, 100);
@@ -76,7 +79,7 @@ test_merging(void **state)
 	static const uint64_t w4[] = { 9, 9, 0, 7 };
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	rec_ok(&a, 0, false, 0);
 	rec_ok(&a, 1, false, 0);
 	rec_ok(&a, 2, false, 0);
@@ -106,7 +109,7 @@ test_schedule_in_order(void **state)
 	struct dpq_ackr a;
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	assert_int_equal(dpq_ackr_deadline(&a), DPQ_ACKR_NO_DEADLINE);
 	/* non-ack-eliciting: never makes an ACK due (§13.2.1) */
 	rec_ok(&a, 0, false, 1000);
@@ -139,7 +142,7 @@ test_schedule_gap_and_reorder(void **state)
 	struct dpq_ackr a;
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	rec_ok(&a, 0, true, 1000);
 	dpq_ackr_on_ack_sent(&a);
 	/* gap above the largest ack-eliciting: immediate */
@@ -175,7 +178,7 @@ test_immediate_space(void **state)
 
 	(void)state;
 	/* Initial/Handshake: max_ack_delay 0, acknowledge at once */
-	dpq_ackr_init(&a, 0);
+	dpq_ackr_init(&a, 0, ar, DPQ_ACKR_MAX_RANGES);
 	rec_ok(&a, 0, true, 500);
 	assert_int_equal(dpq_ackr_deadline(&a), 500);
 	assert_true(dpq_ackr_ack_due(&a, 500));
@@ -190,7 +193,7 @@ test_range_limit(void **state)
 	size_t n, i;
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	/* every third pn: each packet is its own range */
 	for (pn = 0; pn <= top; pn += 3)
 		rec_ok(&a, pn, false, pn);
@@ -236,7 +239,7 @@ test_ack_delay(void **state)
 	struct dpq_ackr a;
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	assert_int_equal(dpq_ackr_ack_delay(&a, 5000, 3), 0);
 	rec_ok(&a, 10, true, 1000);
 	rec_ok(&a, 4, true, 6000);	/* not the largest: time stays */
@@ -260,7 +263,7 @@ test_forget_after_ack_of_ack(void **state)
 	static const uint64_t w3[] = { 14, 15 };
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	for (pn = 0; pn < 10; pn++)
 		rec_ok(&a, pn, true, pn);
 	for (pn = 12; pn < 16; pn++)
@@ -297,7 +300,7 @@ test_ecn(void **state)
 	const struct dpq_ecn_counts *e;
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	rec_ok(&a, 0, true, 0);
 	assert_null(dpq_ackr_ecn(&a));
 	assert_int_equal(dpq_ackr_record(&a, 1, false, DPQ_ECN_ECT0, 10), 0);
@@ -332,7 +335,7 @@ test_codec_round_trip(void **state)
 	uint64_t pn;
 
 	(void)state;
-	dpq_ackr_init(&a, MAD);
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
 	for (pn = 0; pn < 300; pn++)
 		if (pn % 7 != 3 && pn % 11 != 5)
 			rec_ok(&a, pn, true, pn * 10);

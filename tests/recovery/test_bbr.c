@@ -35,6 +35,7 @@ struct sim {
 	struct dpq_loss l;
 	struct dpq_cc cc;
 	struct dpq_ackr rx;	/* receiver's view, for ACK ranges */
+	struct dpq_ack_range rx_r[DPQ_ACKR_MAX_RANGES];
 	uint64_t now;
 	uint64_t rate;		/* bottleneck, bytes/s */
 	uint64_t delay;		/* one way, us */
@@ -72,7 +73,7 @@ sim_init(struct sim *s, uint64_t rate, uint64_t delay, uint64_t queue)
 	dpq_loss_set_handshake_confirmed(&s->l, s->now);
 	assert_int_equal(dpq_cc_init(&s->cc, dpq_cc_find("bbr"), &ccc, s->now),
 			0);
-	dpq_ackr_init(&s->rx, 0);
+	dpq_ackr_init(&s->rx, 0, s->rx_r, DPQ_ACKR_MAX_RANGES);
 	s->entered[DPQ_BBR_STARTUP] = 1;
 }
 

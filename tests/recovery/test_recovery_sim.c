@@ -79,11 +79,13 @@ struct sim {
 	struct dpq_loss l;
 	struct dpq_cc cc;
 	struct dpq_ackr s_ackr;		/* receiver's (ACK-only) packets */
+	struct dpq_ack_range s_ackr_r[DPQ_ACKR_MAX_RANGES];
 	uint64_t s_next;
 	uint8_t *state;			/* 0 out, 1 acked, 2 lost */
 	unsigned long n_acked, n_lost, n_pto, n_spurious;
 	/* receiver */
 	struct dpq_ackr r_ackr;
+	struct dpq_ack_range r_ackr_r[DPQ_ACKR_MAX_RANGES];
 	uint64_t r_next;
 	uint64_t *r_ack_largest;	/* per receiver pn: its ACK's largest */
 	uint8_t *received;
@@ -315,8 +317,8 @@ run(uint64_t seed)
 	assert_int_equal(dpq_loss_init(&s->l, &lc, &m), 0);
 	dpq_loss_set_handshake_confirmed(&s->l, 0);
 	assert_int_equal(dpq_cc_init(&s->cc, &dpq_cc_newreno_ops, &ccc, 0), 0);
-	dpq_ackr_init(&s->s_ackr, 25 * MS);
-	dpq_ackr_init(&s->r_ackr, 25 * MS);
+	dpq_ackr_init(&s->s_ackr, 25 * MS, s->s_ackr_r, DPQ_ACKR_MAX_RANGES);
+	dpq_ackr_init(&s->r_ackr, 25 * MS, s->r_ackr_r, DPQ_ACKR_MAX_RANGES);
 
 	for (;;) {
 		/* sender: as much new data as the window allows */
