@@ -40,6 +40,10 @@
  *                         UDP only
  *     --migrate-addr IP   the local address to move to (default: the
  *                         same address, a new port)
+ *     --no-gso            no UDP GSO: one sendmsg per datagram (a stateless
+ *                         nftables NAT on the sending host rewrites the
+ *                         ports of a GSO super-datagram without fixing the
+ *                         segments' UDP checksums; tests/e2e)
  *
  * Prints the handshake time, bytes and goodput, the time to the first
  * response byte, whether the session was resumed and what became of 0-RTT
@@ -104,7 +108,9 @@ usage(FILE *f)
 		"  --no-pacing      send as the window allows, unpaced\n"
 		"  --migrate-after N  move to a new socket (new port) after N\n"
 		"                   bytes of responses (kernel UDP only)\n"
-		"  --migrate-addr IP  ... bound to this local address\n");
+		"  --migrate-addr IP  ... bound to this local address\n"
+		"  --no-gso         send each datagram in its own sendmsg (no\n"
+		"                   UDP GSO; kernel UDP only)\n");
 }
 
 /* ---- the hq-interop client's sinks ------------------------------------ */
@@ -630,6 +636,7 @@ main(int argc, char **argv)
 		{ "migrate-addr", required_argument, NULL, 'A' },
 		{ "cache", required_argument, NULL, 'Y' },
 		{ "no-0rtt", no_argument, NULL, 'Z' },
+		{ "no-gso", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -669,7 +676,7 @@ main(int argc, char **argv)
 	struct dpq_shard_connect_opts copts = { 0 };
 	struct resume resume = { 0 };
 	const char *cache_path = NULL;
-	bool no_early = false;
+	bool no_early = false, no_gso = false;
 	int c, n, rc = 1;
 
 	if (has_eal_args(argc, argv)) {
@@ -737,6 +744,7 @@ main(int argc, char **argv)
 		case 'a': alpn = optarg; break;
 		case 'Y': cache_path = optarg; break;
 		case 'Z': no_early = true; break;
+		case 'W': no_gso = true; break;
 		case 'K': tc.keylog_file = optarg; break;
 		case 't':
 			if (dpq_conf_parse_seconds(optarg, &timeout) != 0 ||
@@ -902,7 +910,7 @@ main(int argc, char **argv)
 
 		uc.local.family = server.family;
 		uc.nb_queues = 1;
-		uc.gso = true;
+		uc.gso = !no_gso;
 		uc.gro = true;
 		uc.recv_err = true;	/* ICMP errors: see icmp_check() */
 		uc.socket_id = -1;

@@ -659,8 +659,18 @@ path_failed(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 		settle(c);
 		return;
 	}
-	if (c->role == DPQ_ROLE_CLIENT)
-		return;	/* the server's address stays; idle timeout decides */
+	/* A validated path we use again (a server returned to it, or a
+	 * client checks the path it moved to) stays ours when its challenge
+	 * goes unanswered: it is the last validated address of §9.3.3, the
+	 * one a failed migration returns to, and the idle timeout decides
+	 * whether it still works. This happens when both validations of a
+	 * migration fail together (the old path was challenged against
+	 * off-path forwarding, §9.3.3, and is gone after a NAT rebinding):
+	 * the new path's failure returns to the old one, whose own expired
+	 * challenge must not then close the connection as "no validated
+	 * path left". */
+	if (p->validated || c->role == DPQ_ROLE_CLIENT)
+		return;
 	if (c->fallback != DPQ_PATH_NONE && c->paths[c->fallback].in_use) {
 		/* §9.3.3: back to the last validated address. */
 		c->stats.path_reverts++;

@@ -306,6 +306,7 @@ link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len,
 		return;
 	}
 	if (l->blackhole || (idx < 64 && (l->drop_mask >> idx) & 1) ||
+	    (l->drop_from_len != 0 && len >= l->drop_from_len) ||
 	    (l->loss > 0 && (double)(rnd(p) % 1000000) / 1e6 < l->loss) ||
 	    l->tail - l->head >= PAIR_QUEUE) {
 		l->dropped++;

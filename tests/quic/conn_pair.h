@@ -41,6 +41,8 @@ struct pair_link {
 	/* drop the datagrams whose index (from 0) is in drop_mask bits */
 	uint64_t drop_mask;
 	bool blackhole;
+	/* drop every datagram of at least this many bytes (0: none) */
+	uint16_t drop_from_len;
 	/* drop the next datagram sent (set from a trace hook while the
 	 * sender builds it), then clear */
 	bool drop_next;

@@ -121,8 +121,11 @@ struct dl_pair {
 	struct dl cd, sd;
 };
 
+/* initial_rtt_us: the server's kInitialRtt (0: the default), which sets
+ * its path validation timeout (RFC 9000 §8.2.4). */
 static void
-dl_start(struct dl_pair *x, size_t size, uint64_t delay, uint64_t seed)
+dl_start_rtt(struct dl_pair *x, size_t size, uint64_t delay, uint64_t seed,
+		uint64_t initial_rtt_us)
 {
 	memset(&x->cd, 0, sizeof(x->cd));
 	memset(&x->sd, 0, sizeof(x->sd));
@@ -132,7 +135,14 @@ dl_start(struct dl_pair *x, size_t size, uint64_t delay, uint64_t seed)
 	x->p.capp_ctx = &x->cd;
 	x->p.sapp = &srv_app;
 	x->p.sapp_ctx = &x->sd;
+	x->p.sconf.initial_rtt_us = initial_rtt_us;
 	pair_start(&x->p);
+}
+
+static void
+dl_start(struct dl_pair *x, size_t size, uint64_t delay, uint64_t seed)
+{
+	dl_start_rtt(x, size, delay, seed, 0);
 }
 
 static bool
@@ -241,6 +251,90 @@ test_nat_rebinding_address(void **state)
 {
 	(void)state;
 	run_rebinding(true);
+}
+
+/* The server's path statistics reached *arg failed validations (or it
+ * is closed). */
+static bool
+server_failed_at_least(struct pair *p, void *arg)
+{
+	struct dpq_conn_stats st;
+
+	dpq_conn_get_stats(p->server, &st);
+	return st.paths_failed >= *(uint64_t *)arg ||
+		dpq_conn_state(p->server) != DPQ_CONN_ESTABLISHED;
+}
+
+/* Two NAT rebindings, port then address, each forgetting the old
+ * mapping, and the client's PATH_RESPONSEs (padded to 1200 bytes, RFC
+ * 9000 §8.2.2) lost for a while after the second (as through the
+ * stateless NAT of tests/e2e/test_nat_rebinding.sh, which broke their
+ * UDP checksums). The server challenges the new address and the old one
+ * (§9.3.3) at the same time; both fail; it returns to the old, validated
+ * address (§9.3.3) and stays up: that path's own failed challenge must
+ * not close the connection (it did when the new path sat in a lower
+ * slot than the old one, which the first rebinding arranges). Once the
+ * responses get through, the server validates the new address and the
+ * download completes on the same connection. */
+static void
+test_nat_rebinding_responses_lost(void **state)
+{
+	struct dl_pair x;
+	struct dpq_conn_stats st;
+	size_t first = 1 << 20, next;
+	uint64_t failed = 1, id2;
+
+	(void)state;
+	/* A validation timeout of about 3 x 60 ms (§8.2.4), not 3 s: the
+	 * download outlasts the steps below. */
+	dl_start_rtt(&x, 64 << 20, 5000, 54, 10000);
+	assert_true(pair_run(&x.p, got_at_least, &first, 20000000));
+	x.p.nat_on = true;
+	x.p.nat_only = true;
+	pair_addr4(&x.p.nat, 198, 18, 0, 1, 50123);
+	/* The first address's challenge expires (it is gone): its slot is
+	 * freed; the server is on the new port, validated. */
+	assert_true(pair_run(&x.p, server_failed_at_least, &failed,
+			20000000));
+	dpq_conn_get_stats(x.p.server, &st);
+	assert_int_equal(st.migrations, 1);
+	assert_int_equal(st.paths_validated, 1);
+	assert_int_equal(st.path_reverts, 0);
+	assert_false(x.cd.fin);
+
+	/* Change the mapping right after the client received data, so that
+	 * it acknowledges it from the new address (with nothing to
+	 * acknowledge it would stay silent, and the server keeps sending
+	 * to the old mapping). */
+	next = x.cd.got + 100000;
+	assert_true(pair_run(&x.p, got_at_least, &next, 20000000));
+	pair_addr4(&x.p.nat, 198, 18, 7, 9, 40000);
+	x.p.c2s.drop_from_len = DPQ_MIN_INITIAL_DATAGRAM;
+	failed = 3;
+	assert_true(pair_run(&x.p, server_failed_at_least, &failed,
+			20000000));
+	pair_run(&x.p, NULL, NULL, 100000);
+	dpq_conn_get_stats(x.p.server, &st);
+	assert_int_equal(dpq_conn_state(x.p.server), DPQ_CONN_ESTABLISHED);
+	assert_true(st.path_reverts >= 1);
+	assert_false(x.cd.fin);
+
+	/* The server is back on the old mapping, which is gone, and hears
+	 * nothing from the client, which has nothing to acknowledge: that
+	 * lasts until the client sends (RFC 9000 has the server wait). The
+	 * client sends on a new unidirectional stream: its packet from the
+	 * new address moves the server there again, and the responses now
+	 * get through. */
+	x.p.c2s.drop_from_len = 0;
+	assert_int_equal(dpq_conn_stream_open(x.p.client, true, &id2), 0);
+	assert_int_equal(dpq_conn_stream_write(x.p.client, id2, "GET", 3,
+			true), 3);
+	dpq_conn_wake(x.p.client);
+	assert_true(pair_run(&x.p, dl_done, NULL, 60000000));
+	check_done(&x);
+	assert_true(dpq_netaddr_eq(&dpq_conn_active_tuple(x.p.server)->peer,
+			&x.p.nat));
+	pair_free(&x.p);
 }
 
 /* ---- spoofed source addresses ---------------------------------------------- */
@@ -723,6 +817,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nat_rebinding_port),
 		cmocka_unit_test(test_nat_rebinding_address),
+		cmocka_unit_test(test_nat_rebinding_responses_lost),
 		cmocka_unit_test(test_nat_rebinding_old_dead),
 		cmocka_unit_test(test_spoofed_copies),
 		cmocka_unit_test(test_failed_validation_reverts),
