@@ -661,8 +661,8 @@ path_failed(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 	}
 	/* A validated path we use again (a server returned to it, or a
 	 * client checks the path it moved to) stays ours when its challenge
-	 * goes unanswered: it is the last validated address of §9.3.3, the
-	 * one a failed migration returns to, and the idle timeout decides
+	 * goes unanswered: it is the last validated peer address, the one
+	 * a failed migration returns to (§9.3.2), and the idle timeout decides
 	 * whether it still works. This happens when both validations of a
 	 * migration fail together (the old path was challenged against
 	 * off-path forwarding, §9.3.3, and is gone after a NAT rebinding):

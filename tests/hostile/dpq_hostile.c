@@ -57,6 +57,14 @@
  *                  checks that it holds few of them (half-open bound,
  *                  oldest evicted) and that a good client still connects
  *   halfopen-ping  the same with PING+PADDING Initials (the audit's flood)
+ *   onpath         fetch --file while an on-path attacker copies --count
+ *                  of our 1-RTT datagrams (one per 50 ms at most) and
+ *                  sends each copy from --spoof IP:PORT just ahead of the
+ *                  original (RFC 9000 §9.3.2, §21.5): the server may
+ *                  move there, but the
+ *                  fetch completes, and the spoofed address, which never
+ *                  answers, receives at most 3x the bytes of the copies
+ *                  (§9.3.1, §8); prints the counts for the script
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -102,6 +110,7 @@ struct hx {
 	uint64_t window;	/* noread: our stream window (0: default) */
 	double duration;	/* noread: how long to hold on (s) */
 	struct sockaddr_in dst;	/* the server, for raw sockets */
+	const char *spoof;	/* onpath: IP:PORT the copies come from */
 };
 
 static uint64_t
@@ -194,6 +203,13 @@ struct cli {
 	size_t pad_first_to;
 	bool silent;		/* neither read nor answer the server */
 	bool no_read;		/* acknowledge, but never read stream data */
+	bool fin;		/* a response stream ended */
+	/* onpath: a copy of a 1-RTT datagram goes first from copy_fd when
+	 * copy_armed (then cleared). */
+	int copy_fd;
+	bool copy_armed;
+	unsigned int copies;
+	uint64_t copy_bytes;
 };
 
 static int
@@ -287,8 +303,13 @@ app_data(struct dpq_conn *c, uint64_t id)
 
 	if (k->no_read)
 		return;		/* the data stays; no credit is given back */
-	while ((n = dpq_conn_stream_read(c, id, buf, sizeof(buf), &fin)) > 0)
+	while ((n = dpq_conn_stream_read(c, id, buf, sizeof(buf), &fin)) > 0) {
 		k->bytes_in += (uint64_t)n;
+		if (fin)
+			k->fin = true;
+	}
+	if (fin)
+		k->fin = true;
 }
 
 static void
@@ -321,6 +342,7 @@ cli_start(struct hx *h, struct cli *k, const struct dpq_conn_conf *conf,
 
 	memset(k, 0, sizeof(*k));
 	k->h = h;
+	k->copy_fd = -1;
 	in.conf = conf;
 	in.crypto = h->cc;
 	in.hs_ops = &hx_hs_ops;
@@ -375,6 +397,14 @@ cli_flush(struct cli *k)
 			memset(buf + len, 0, k->pad_first_to - len);
 			len = k->pad_first_to;
 			k->pad_first_to = 0;
+		}
+		/* The attacker's copy of a short-header packet (§17.3)
+		 * leaves just ahead of the original. */
+		if (k->copy_armed && !(buf[0] & 0x80) &&
+		    send(k->copy_fd, buf, len, 0) == (ssize_t)len) {
+			k->copy_armed = false;
+			k->copies++;
+			k->copy_bytes += len;
 		}
 		if (hx_send(k->h, buf, len) != 0)
 			return -1;
@@ -846,6 +876,139 @@ mode_spoof(struct hx *h)
 		(double)(now_us() - t0) / 1e6);
 	cli_free(&k);
 	close(fd);
+	return HX_PASS;
+}
+
+/* Read what arrived at the spoofed address: count it, answer nothing. */
+static void
+spoof_drain(int fd, unsigned int *dgrams, uint64_t *bytes, size_t *largest)
+{
+	uint8_t buf[HX_DGRAM_MAX];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		(*dgrams)++;
+		*bytes += (uint64_t)n;
+		if ((size_t)n > *largest)
+			*largest = (size_t)n;
+	}
+}
+
+/*
+ * An on-path attacker (RFC 9000 §9.3.2, §21.5): it sees our packets and
+ * sends copies from an address of its choosing (a second socket bound to
+ * --spoof, which stands for the victim: it reads and counts, never
+ * answers) just ahead of the originals, --count times while we fetch
+ * --file (again and again until the copies are out), at most one per 50 ms so that our own next packets can bring
+ * the server back in between (a faster attacker could hold the connection
+ * hostage, which §9.3.3 accepts). PASS: the fetches complete, and the
+ * spoofed address received no more than three times the bytes of the
+ * copies (§8, §9.3.1), counted until 5 s after the last copy (a path
+ * validation gives up after 3 PTOs, §8.2.4).
+ */
+static enum hx_rc
+mode_onpath(struct hx *h)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct dpq_conn_conf conf;
+	char host[64];
+	const char *colon = h->spoof != NULL ? strrchr(h->spoof, ':') : NULL;
+	uint64_t id, end, last_copy = 0, sp_bytes = 0;
+	unsigned int sp_dgrams = 0, fetches = 0;
+	size_t sp_largest = 0;
+	struct cli k;
+	int fd;
+
+	if (colon == NULL || (size_t)(colon - h->spoof) >= sizeof(host)) {
+		fprintf(stderr, "dpq-hostile: onpath needs --spoof IP:PORT\n");
+		return HX_ERR;
+	}
+	memcpy(host, h->spoof, (size_t)(colon - h->spoof));
+	host[colon - h->spoof] = '\0';
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    connect(fd, (struct sockaddr *)&h->dst, sizeof(h->dst)) != 0) {
+		fprintf(stderr, "dpq-hostile: spoof socket %s: %s\n",
+				h->spoof, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return HX_ERR;
+	}
+	conf_default(&conf);
+	conf.idle_timeout_ms = 30000;
+	if (cli_start(h, &k, &conf, 0, NULL, 0) != 0) {
+		close(fd);
+		return HX_ERR;
+	}
+	k.copy_fd = fd;
+	if (!cli_handshake(&k, 10.0) ||
+	    cli_request(&k, h->file, true, &id) != 0) {
+		cli_free(&k);
+		close(fd);
+		return HX_ERR;
+	}
+	end = now_us() + (uint64_t)((h->timeout > 0 ? h->timeout : 60.0) *
+			1e6);
+	while (!k.closed && now_us() < end) {
+		uint64_t t = now_us();
+
+		/* Fetch again until all the copies went out. */
+		if (k.fin) {
+			fetches++;
+			if (k.copies >= h->count)
+				break;
+			k.fin = false;
+			if (cli_request(&k, h->file, true, &id) != 0)
+				break;
+		}
+
+		/* Copies only once the handshake is confirmed (§9: no
+		 * migration before) and data flows. */
+		if (k.copies < h->count && !k.copy_armed &&
+		    dpq_conn_handshake_confirmed(k.c) && k.bytes_in > 0 &&
+		    t - last_copy >= 50000) {
+			k.copy_armed = true;
+			last_copy = t;
+		}
+		cli_step(&k, 5);
+		spoof_drain(fd, &sp_dgrams, &sp_bytes, &sp_largest);
+	}
+	k.copy_armed = false;
+	printf("onpath: fetches %u bytes %lu state %s (%s, the last one %s)\n",
+		fetches, (unsigned long)k.bytes_in,
+		dpq_conn_state_str(dpq_conn_state(k.c)), h->file,
+		k.fin ? "complete" : "incomplete");
+	/* The connection stays up (answering) while the last validation of
+	 * the spoofed address runs out. */
+	end = (last_copy > 0 ? last_copy : now_us()) + 5000000;
+	while (now_us() < end && !k.closed) {
+		cli_step(&k, 20);
+		spoof_drain(fd, &sp_dgrams, &sp_bytes, &sp_largest);
+	}
+	spoof_drain(fd, &sp_dgrams, &sp_bytes, &sp_largest);
+	if (!k.closed && dpq_conn_state(k.c) < DPQ_CONN_CLOSING) {
+		dpq_conn_close(k.c, true, 0, "");
+		cli_flush(&k);
+	}
+	printf("onpath: copies %u bytes %lu spoofed_dgrams %u spoofed_bytes "
+		"%lu largest %zu\n", k.copies,
+		(unsigned long)k.copy_bytes, sp_dgrams, (unsigned long)sp_bytes,
+		sp_largest);
+	cli_free(&k);
+	close(fd);
+	if (!k.fin || k.copies < h->count) {
+		printf("onpath: FAIL: fetch %s, %u of %u copies sent\n",
+			k.fin ? "complete" : "incomplete", k.copies, h->count);
+		return HX_FAIL;
+	}
+	if (sp_bytes > 3 * k.copy_bytes) {
+		printf("onpath: FAIL: the spoofed address got more than 3x "
+			"what came from it (RFC 9000 §9.3.1)\n");
+		return HX_FAIL;
+	}
+	printf("onpath: PASS\n");
 	return HX_PASS;
 }
 
@@ -1560,13 +1723,13 @@ usage(void)
 {
 	fprintf(stderr, "usage: dpq-hostile [--file PATH] [--count N] "
 		"[--streams N] [--window B] [--duration S] [--from IP] "
-		"MODE IP:PORT\n"
+		"[--spoof IP:PORT] [--timeout S] MODE IP:PORT\n"
 		"modes: garbage truncated small badaead version sreset "
 		"oversize\n       tp-ack-exp tp-udp-size tp-ack-delay "
 		"tp-cid-limit tp-dup tp-server-only\n       tp-truncated "
 		"crypto-initial crypto-1rtt flow-stream flow-conn\n"
 		"       flow-engine streams silent halfopen halfopen-ping "
-		"noread spoof\n");
+		"noread spoof onpath\n");
 }
 
 static int
@@ -1635,6 +1798,13 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--streams") == 0 && i + 1 < argc &&
 			   atoi(argv[i + 1]) > 0) {
 			h.streams = (unsigned int)atoi(argv[i + 1]);
+			i += 2;
+		} else if (strcmp(argv[i], "--spoof") == 0 && i + 1 < argc) {
+			h.spoof = argv[i + 1];
+			i += 2;
+		} else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc &&
+			   atof(argv[i + 1]) > 0) {
+			h.timeout = atof(argv[i + 1]);
 			i += 2;
 		} else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
 			from = argv[i + 1];
@@ -1713,6 +1883,8 @@ main(int argc, char **argv)
 		rc = mode_noread(&h);
 	else if (strcmp(mode, "spoof") == 0)
 		rc = mode_spoof(&h);
+	else if (strcmp(mode, "onpath") == 0)
+		rc = mode_onpath(&h);
 	else {
 		size_t k;
 
