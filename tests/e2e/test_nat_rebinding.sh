@@ -63,14 +63,6 @@ start_dpquicd_tap PD "$NS" dpqn0 "$DADDR" "$KADDR" 24 "$TMP/d.log" 0 -- \
 	--addr "$DADDR:4433" --root "$ROOT" --ctl "$SOCK" --duration 150
 ip netns exec "$NS" ip addr add "$KADDR2/24" dev dpqn0 nodad 2>/dev/null ||
 	ip netns exec "$NS" ip addr add "$KADDR2/24" dev dpqn0
-# dpquicd's MAC as a static neighbour entry: on a loaded machine the
-# kernel's ARP resolution has given up before dpquicd answered, and the
-# first sends failed with "no route to host" (seen in e2e_first_request).
-# Neighbour resolution is not what this test is about.
-MAC=$(sed -n 's/.*dpq_dpdk: port 0: \([0-9A-Fa-f:]\{17\}\) .*/\1/p' \
-	"$TMP/d.log" | head -1)
-[ -n "$MAC" ] && ip netns exec "$NS" ip neigh replace "$DADDR" \
-	lladdr "$MAC" dev dpqn0 nud permanent
 
 ctl() { ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" -r "$@"; }
 # server_peer: the peer address of dpquicd's only connection ("" if none).

@@ -225,13 +225,14 @@ no_sanitizer_report() {
 # start_dpquicd_tap PIDVAR NS IFACE DADDR KADDR PREFIX LOG EAL_LCORES -- dpquicd-args...
 # Starts dpquicd (binary $DPQUICD) in NS with a net_tap whose kernel side
 # is IFACE; gives the kernel side KADDR/PREFIX once the tap exists and
-# waits (bounded) for the "serving" line. DADDR is only informative.
+# waits (bounded) for the "serving" line; then enters DADDR with
+# dpquicd's MAC in the kernel's neighbour table (permanent).
 # DPQD_SHCONF replaces the default --no-shconf (e.g. "--file-prefix=NAME"
 # for DPDK's tools, which need the shared runtime directory), DPQD_MEM the
 # default "--no-huge -m 512" (dpdk-dumpcap needs hugepages).
 start_dpquicd_tap() {
 	local var=$1 ns=$2 ifc=$3 daddr=$4 kaddr=$5 plen=$6 log=$7 lcores=$8
-	local i pid
+	local i pid mac
 	shift 8
 	[ "$1" = "--" ] && shift
 	bg_start pid "$log" ip netns exec "$ns" "$DPQUICD" ${DPQD_MEM:---no-huge -m 512} \
@@ -262,6 +263,15 @@ start_dpquicd_tap() {
 		cat "$log"
 		exit 1
 	fi
+	# dpquicd's MAC (its "port N: MAC" line) as a static neighbour entry:
+	# on a loaded machine the kernel's ARP resolution sometimes gave up
+	# (3 requests in 3 s) before dpquicd answered, and a client's first
+	# sends failed with "no route to host". Neighbour resolution is not
+	# what these tests are about (the netns suite tests it).
+	mac=$(sed -n 's/.*dpq_dpdk: port [0-9]*: \([0-9A-Fa-f:]\{17\}\) .*/\1/p' \
+		"$log" | tail -1)
+	[ -n "$mac" ] && ip netns exec "$ns" ip neigh replace "$daddr" \
+		lladdr "$mac" dev "$ifc" nud permanent
 }
 
 # ctl_stats NS SOCK OUTFILE: dpquic-ctl stats as JSON in OUTFILE.
