@@ -751,6 +751,7 @@ main(int argc, char **argv)
 	dpqd_fec_start(&d->conf);	/* checked by the config already */
 	mc.server_ctx = d->tls;
 	mc.n_shards = d->nshards;
+	mc.conn_slots = d->conf.server.max_connections;
 	mc.srvcfg = srvcfg;	/* the management thread owns it now */
 	srvcfg = NULL;
 	d->mgmt = dpq_mgmt_create(&mc);

@@ -20,6 +20,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_malloc.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
@@ -45,7 +46,7 @@ struct mgmt_shard {
 	struct mgmt_fail *fails;
 	uint32_t fail_cap, fail_head, fail_count;
 	struct dpq_hs_post_stats post;
-	uint64_t requests, bad, stale, fail_lost, refused;
+	uint64_t requests, bad, stale, fail_lost, refused, cancelled;
 	uint64_t hs_started, hs_ok, hs_failed, active;
 	uint64_t hs_full, hs_resumed, hs_early, cpu_full_ns, cpu_resumed_ns;
 	uint64_t backlog_now;
@@ -643,6 +644,19 @@ handle_request(struct dpq_mgmt *m, struct mgmt_shard *sh,
 		DPQ_HS_STAT_ADD(sh->bad, 1);
 		return;
 	}
+	/* A handshake the shard gave up on while this request waited
+	 * (evicted half-open, closed): no TLS work for it (msg.h). Its
+	 * HS_RELEASE follows and finds nothing. */
+	if ((req->type == DPQ_HS_NEW || req->type == DPQ_HS_CRYPTO) &&
+	    !dpq_hs_chan_live(&sh->chan, req->handle)) {
+		DPQ_HS_STAT_ADD(sh->cancelled, 1);
+		e = entry_find(m, req->handle);
+		if (e != NULL) {
+			dpq_hs_backlog_purge(&sh->bl, e->handle, 0, NULL);
+			entry_free(m, e);
+		}
+		return;
+	}
 	switch (req->type) {
 	case DPQ_HS_NEW:
 		req_new(m, sh, req);
@@ -1034,7 +1048,10 @@ shard_init(struct dpq_mgmt *m, unsigned int id, unsigned int inst)
 		return rte_errno ? -rte_errno : -ENOMEM;
 	sh->slots = calloc(c->backlog, sizeof(*sh->slots));
 	sh->fails = calloc(c->fail_backlog, sizeof(*sh->fails));
-	if (sh->slots == NULL || sh->fails == NULL)
+	sh->chan.live = rte_zmalloc_socket(name, c->conn_slots *
+			sizeof(*sh->chan.live), RTE_CACHE_LINE_SIZE, socket);
+	sh->chan.nlive = c->conn_slots;
+	if (sh->slots == NULL || sh->fails == NULL || sh->chan.live == NULL)
 		return -ENOMEM;
 	dpq_hs_backlog_init(&sh->bl, sh->slots, c->backlog);
 	sh->fail_cap = c->fail_backlog;
@@ -1079,6 +1096,8 @@ dpq_mgmt_create(const struct dpq_mgmt_conf *conf)
 		m->conf.fail_backlog = DPQ_MGMT_DEFAULT_FAIL_BACKLOG;
 	if (m->conf.idle_sleep_us == 0)
 		m->conf.idle_sleep_us = DPQ_MGMT_DEFAULT_IDLE_SLEEP_US;
+	if (m->conf.conn_slots == 0)
+		m->conf.conn_slots = DPQ_MGMT_DEFAULT_CONN_SLOTS;
 	m->n_shards = conf->n_shards;
 	m->cur_ctx = -1;
 	if (conf->server_ctx != NULL) {
@@ -1155,6 +1174,7 @@ dpq_mgmt_destroy(struct dpq_mgmt *m)
 			dpq_hs_backlog_clear(&sh->bl);
 		free(sh->slots);
 		free(sh->fails);
+		rte_free(sh->chan.live);
 	}
 	free(m->shards);
 	free(m->hidx);
@@ -1195,6 +1215,7 @@ dpq_mgmt_get_stats(const struct dpq_mgmt *m, unsigned int shard,
 	st->backlog_overflow = DPQ_HS_STAT_LOAD(sh->post.backlog_overflow);
 	st->fail_lost = DPQ_HS_STAT_LOAD(sh->fail_lost);
 	st->refused = DPQ_HS_STAT_LOAD(sh->refused);
+	st->cancelled = DPQ_HS_STAT_LOAD(sh->cancelled);
 	st->hs_started = DPQ_HS_STAT_LOAD(sh->hs_started);
 	st->hs_ok = DPQ_HS_STAT_LOAD(sh->hs_ok);
 	st->hs_failed = DPQ_HS_STAT_LOAD(sh->hs_failed);

@@ -65,6 +65,7 @@
 #define DPQ_MGMT_DEFAULT_BACKLOG	64
 #define DPQ_MGMT_DEFAULT_FAIL_BACKLOG	1024
 #define DPQ_MGMT_DEFAULT_IDLE_SLEEP_US	200
+#define DPQ_MGMT_DEFAULT_CONN_SLOTS	4096
 /* Requests handled per dpq_mgmt_poll() by the thread runner. */
 #define DPQ_MGMT_RUNNER_BUDGET		256
 
@@ -89,6 +90,11 @@ struct dpq_mgmt_conf {
 	const int *socket_ids;
 	/* Runner: longest idle sleep; 0: DPQ_MGMT_DEFAULT_IDLE_SLEEP_US. */
 	unsigned int idle_sleep_us;
+	/* Connection slots per shard (its max_conns): the size of each
+	 * channel's liveness table (msg.h), which lets the service skip
+	 * requests of connections already gone; slots beyond it are
+	 * always served. 0: DPQ_MGMT_DEFAULT_CONN_SLOTS. */
+	unsigned int conn_slots;
 	/* The server config (srvcfg.h), owned by the service from create
 	 * on (destroyed with it, also when create fails); NULL: none (no
 	 * ticket keys: no resumption, no config messages). Its version at
@@ -123,6 +129,8 @@ struct dpq_mgmt_stats {
 	uint64_t backlog_overflow;	/* handshakes failed for it */
 	uint64_t fail_lost;		/* HS_FAILED lost (fail list full) */
 	uint64_t refused;		/* HS_NEW refused: table full */
+	uint64_t cancelled;		/* requests skipped: the shard had
+					 * released the connection */
 	uint64_t hs_started;
 	uint64_t hs_ok;
 	uint64_t hs_failed;

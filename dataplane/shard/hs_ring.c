@@ -34,6 +34,7 @@ struct dpq_hs_ring {
 	uint64_t purged, release_lost, release_pending;
 	uint64_t replies, applied, stale, bad, torn, tp_rejected;
 	uint64_t hs_complete, hs_failed, backlog_now;
+	uint64_t new_refused;
 	void (*on_config)(void *arg, const struct dpq_hs_config *cfg);
 	void *config_arg;
 	uint64_t config_version;
@@ -110,6 +111,8 @@ hs_release(void *hs, struct dpq_conn *c)
 	if (r == NULL || handle == DPQ_HS_HANDLE_NONE)
 		return;
 	dpq_conn_set_hs_ctx(c, NULL);
+	/* What still waits for the service is moot from now on. */
+	dpq_hs_chan_set_live(r->chan, handle, false);
 	/* Requests of a dead connection are moot; if its HS_NEW never
 	 * left, the service never heard of it and needs no release. */
 	DPQ_HS_STAT_ADD(r->purged, dpq_hs_backlog_purge(&r->bl, handle,
@@ -166,6 +169,8 @@ dpq_hs_ring_create(const struct dpq_hs_ring_conf *conf,
 	r->config_arg = conf->config_arg;
 	r->rel_cap = rels;
 	dpq_hs_backlog_init(&r->bl, r->slots, backlog);
+	/* This side keeps the channel's liveness table (msg.h). */
+	__atomic_store_n(&r->chan->live_on, 1, __ATOMIC_RELAXED);
 	*out = r;
 	return 0;
 }
@@ -191,6 +196,15 @@ dpq_hs_ring_new_conn(struct dpq_hs_ring *r, struct dpq_conn *c,
 	if (r == NULL || c == NULL || handle == DPQ_HS_HANDLE_NONE ||
 	    dpq_hs_handle_shard(handle) != r->chan->shard_id)
 		return -EINVAL;
+	/* A new handshake may take only half the backlog: the rest is
+	 * kept for the CRYPTO of handshakes under way, which fail when
+	 * the backlog overflows (a refused connection costs its client
+	 * one Initial retransmission, a failed one costs it the
+	 * connection). */
+	if (r->bl.count >= (r->bl.cap + 1) / 2) {
+		DPQ_HS_STAT_ADD(r->new_refused, 1);
+		return -ENOBUFS;
+	}
 	m = req_init(r, handle, DPQ_HS_NEW);
 	n = dpq_conn_local_tparams(c, m->data, DPQ_HS_MSG_DATA_MAX);
 	if (n < 0)
@@ -206,9 +220,13 @@ dpq_hs_ring_new_conn(struct dpq_hs_ring *r, struct dpq_conn *c,
 		m->role = DPQ_ROLE_CLIENT;
 		m->odcid = *dpq_conn_dcid(c);
 	}
+	/* Live before the service can see the request (msg.h). */
+	dpq_hs_chan_set_live(r->chan, handle, true);
 	rc = req_post(r);
-	if (rc != 0)
+	if (rc != 0) {
+		dpq_hs_chan_set_live(r->chan, handle, false);
 		return rc;
+	}
 	dpq_conn_set_hs_ctx(c, (void *)(uintptr_t)handle);
 	return 0;
 }
@@ -399,6 +417,7 @@ dpq_hs_ring_get_stats(const struct dpq_hs_ring *r,
 	st->backlog = DPQ_HS_STAT_LOAD(r->backlog_now);
 	st->backlog_max = DPQ_HS_STAT_LOAD(r->post.backlog_max);
 	st->backlog_overflow = DPQ_HS_STAT_LOAD(r->post.backlog_overflow);
+	st->new_refused = DPQ_HS_STAT_LOAD(r->new_refused);
 	st->purged = DPQ_HS_STAT_LOAD(r->purged);
 	st->release_pending = DPQ_HS_STAT_LOAD(r->release_pending);
 	st->release_lost = DPQ_HS_STAT_LOAD(r->release_lost);

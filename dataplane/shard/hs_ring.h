@@ -16,7 +16,9 @@
  * A full ring or empty pool never loses a request: the copy waits in a
  * bounded FIFO backlog that dpq_hs_ring_drain() flushes first. When the
  * backlog overflows, recv fails (the connection closes with
- * INTERNAL_ERROR) and new_conn returns -ENOBUFS. A release that cannot be
+ * INTERNAL_ERROR) and new_conn returns -ENOBUFS; new_conn already does
+ * once the backlog is half full, keeping the rest for the handshakes under
+ * way. A release that cannot be
  * sent waits in its own list (one handle per connection, so it is sized
  * like the shard's connection table); a release whose HS_NEW never left
  * the backlog is not needed and only purges it.
@@ -60,6 +62,9 @@ struct dpq_hs_ring_stats {
 	uint64_t backlog;		/* waiting now */
 	uint64_t backlog_max;
 	uint64_t backlog_overflow;	/* recv/new_conn refused */
+	uint64_t new_refused;		/* new_conn refused: backlog half
+					 * full (kept for handshakes under
+					 * way) */
 	uint64_t purged;		/* queued requests of released conns */
 	uint64_t release_pending;	/* releases waiting now */
 	uint64_t release_lost;		/* release list full */

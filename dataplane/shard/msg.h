@@ -214,7 +214,50 @@ struct dpq_hs_chan {
 	struct rte_ring *to_shard;	/* replies: mgmt SP, shard SC */
 	struct rte_mempool *req_pool;	/* shard allocs, mgmt frees */
 	struct rte_mempool *rep_pool;	/* mgmt allocs, shard frees */
+	/*
+	 * Which handshakes are still wanted: live[index] is the generation
+	 * of the connection in that slot whose handshake runs, 0 once it
+	 * is released (shard writes, relaxed; the service reads). Requests
+	 * travel in order behind everything queued before them: under a
+	 * flood of Initials, most connections whose ClientHello waits on
+	 * the ring were evicted already (dataplane/server/halfopen.h), and
+	 * their HS_RELEASE comes only after it. The service skips the TLS
+	 * work of a handle that is not live (a server handshake costs a
+	 * signature), so a real client's handshake waits for the live ones
+	 * only. The array (nlive entries, allocated by the service) is
+	 * consulted only once the shard set live_on; an index beyond it is
+	 * taken as live. Written before the request is posted, so the
+	 * ring's ordering makes a live handle's requests see it.
+	 */
+	uint16_t *live;
+	uint32_t nlive;
+	uint8_t live_on;		/* shard sets it (relaxed) */
 };
+
+/* Shard: handle's handshake is wanted (gen) or not (0). */
+static inline void
+dpq_hs_chan_set_live(struct dpq_hs_chan *ch, uint64_t handle, bool live)
+{
+	uint32_t i = dpq_hs_handle_index(handle);
+
+	if (ch->live != NULL && i < ch->nlive)
+		__atomic_store_n(&ch->live[i],
+				live ? dpq_hs_handle_gen(handle) : 0,
+				__ATOMIC_RELAXED);
+}
+
+/* Service: is handle's handshake still wanted? */
+static inline bool
+dpq_hs_chan_live(const struct dpq_hs_chan *ch, uint64_t handle)
+{
+	uint32_t i = dpq_hs_handle_index(handle);
+
+	if (ch->live == NULL || i >= ch->nlive ||
+	    !__atomic_load_n(&ch->live_on, __ATOMIC_RELAXED))
+		return true;
+	return __atomic_load_n(&ch->live[i], __ATOMIC_RELAXED) ==
+		dpq_hs_handle_gen(handle);
+}
 
 /* ---- posting with a backlog ------------------------------------------------- */
 
@@ -331,7 +374,10 @@ dpq_hs_backlog_flush(struct rte_ring *r, struct rte_mempool *mp,
 	while (bl->count > 0) {
 		struct dpq_hs_msg *m = dpq_hs_backlog_at(bl, 0);
 
-		if (dpq_hs_msg_send_copy(r, mp, m, st) != 0)
+		/* Called on every poll: a ring still full is no news (no
+		 * pool round trip, no count: ring_full counts posts). */
+		if (rte_ring_full(r) ||
+		    dpq_hs_msg_send_copy(r, mp, m, st) != 0)
 			break;
 		dpq_hs_msg_wipe(m);
 		bl->head = (bl->head + 1) % bl->cap;

@@ -375,6 +375,49 @@ test_ring_full_backlog(void **state)
 	fx_fini(&fx);
 }
 
+/* New handshakes may fill only half the backlog: the rest stays for the
+ * CRYPTO of handshakes under way (which fail when it overflows). The
+ * channel's liveness table follows new_conn and release (msg.h). */
+static void
+test_backlog_reserve(void **state)
+{
+	struct fixture fx;
+	struct dpq_hs_ring_stats st;
+	uint8_t b[4] = { 1, 2, 3, 4 };
+
+	(void)state;
+	fx_init(&fx, 1, 0, 4, 8);
+	assert_int_equal(fx.ch->live_on, 1);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(dpq_hs_ring_new_conn(fx.r, &fx.t.conns[i],
+				handle_of(&fx.t, i)), 0);
+	/* ring 1 + backlog 2 of 4: the next new one is refused ... */
+	assert_int_equal(dpq_hs_ring_new_conn(fx.r, &fx.t.conns[3],
+			handle_of(&fx.t, 3)), -ENOBUFS);
+	assert_null(dpq_conn_hs_ctx(&fx.t.conns[3]));
+	assert_int_equal(fx.ch->live[3], 0);
+	/* ... while a handshake under way still gets its bytes through. */
+	assert_int_equal(dpq_hs_ring_ops.recv(fx.r, &fx.t.conns[0],
+			DPQ_EPOCH_HANDSHAKE, b, sizeof(b)), 0);
+	assert_int_equal(dpq_hs_ring_ops.recv(fx.r, &fx.t.conns[1],
+			DPQ_EPOCH_HANDSHAKE, b, sizeof(b)), 0);
+	st = rstats(&fx);
+	assert_int_equal(st.new_refused, 1);
+	assert_int_equal(st.backlog, 4);
+	assert_int_equal(st.backlog_overflow, 0);
+
+	/* Live: the generation of each connection started; released: 0. */
+	assert_int_equal(fx.ch->live[0], fx.t.conns[0].gen);
+	assert_true(dpq_hs_chan_live(fx.ch, handle_of(&fx.t, 2)));
+	dpq_hs_ring_ops.release(fx.r, &fx.t.conns[2]);
+	assert_int_equal(fx.ch->live[2], 0);
+	assert_false(dpq_hs_chan_live(fx.ch, handle_of(&fx.t, 2)));
+	/* Beyond the table: always live (served as before). */
+	assert_true(dpq_hs_chan_live(fx.ch, dpq_hs_handle(0,
+			fx.ch->nlive, 1)));
+	fx_fini(&fx);
+}
+
 /* An empty request pool is counted; the request waits. */
 static void
 test_pool_empty(void **state)
@@ -604,6 +647,7 @@ main(void)
 		cmocka_unit_test(test_requests),
 		cmocka_unit_test(test_ring_full_backlog),
 		cmocka_unit_test(test_pool_empty),
+		cmocka_unit_test(test_backlog_reserve),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_replies),
 		cmocka_unit_test(test_stale_bad_torn),

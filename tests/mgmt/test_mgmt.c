@@ -743,6 +743,78 @@ test_pool_exhausted(void **state)
 	dpq_mgmt_destroy(m);
 }
 
+/* Requests of a connection the shard released while they waited are
+ * skipped (no TLS work, no reply): the liveness table of the channel
+ * (msg.h). Live handles are served as before, and a table nobody keeps
+ * (live_on unset) cancels nothing. */
+static void
+test_cancelled(void **state)
+{
+	struct dpq_mgmt *m = mgmt_new(1, 64, 0, 8, 64, 8);
+	struct dpq_hs_chan *ch = dpq_mgmt_chan(m, 0);
+	struct ep c, s, c2, s2, *eps[4] = { &c, &s, &c2, &s2 };
+	struct dpq_mgmt_stats st;
+	struct fshard fs;
+	uint64_t old, n;
+
+	(void)state;
+	assert_non_null(ch->live);
+	assert_int_equal(ch->nlive, DPQ_MGMT_DEFAULT_CONN_SLOTS);
+	fs_init(&fs, ch, eps, 4);
+	pair_init(&c, &fs, &s, &fs, 0, 0);
+	pair_init(&c2, &fs, &s2, &fs, 1, 0);
+
+	/* Not kept yet: a handle never marked live is served. */
+	ep_start(&c2);
+	dpq_mgmt_poll(m, 8);
+	st = stats(m, 0);
+	assert_int_equal(st.cancelled, 0);
+	assert_int_equal(st.hs_started, 1);
+	assert_int_equal(st.active, 1);
+
+	/* Kept from now on: c2 was released by its shard; its next request
+	 * frees its entry without running TLS. */
+	__atomic_store_n(&ch->live_on, 1, __ATOMIC_RELAXED);
+	dpq_hs_chan_set_live(ch, c2.handle, false);
+	raw_post(ch, c2.handle, DPQ_HS_CRYPTO, 0);
+	/* s2's HS_NEW waited behind it, and s2 went away meanwhile. */
+	ep_start(&s2);
+	dpq_mgmt_poll(m, 8);
+	st = stats(m, 0);
+	assert_int_equal(st.cancelled, 2);
+	assert_int_equal(st.hs_started, 1);
+	assert_int_equal(st.active, 0);
+	/* c2's ClientHello (sent before) reaches s2 as CRYPTO: skipped. */
+	fs_pump(&fs);
+	dpq_mgmt_poll(m, 8);
+	fs_pump(&fs);
+	assert_false(s2.failed || s2.complete);
+	assert_int_equal(stats(m, 0).hs_started, 1);
+	n = stats(m, 0).cancelled;
+
+	/* A slot reused (generation 2): requests of generation 1 are
+	 * stale, those of the new connection are served. */
+	old = c.handle;
+	dpq_hs_chan_set_live(ch, old + (UINT64_C(1) << 32), true);
+	ep_start(&c);
+	dpq_mgmt_poll(m, 8);
+	assert_int_equal(stats(m, 0).cancelled, n + 1);
+	assert_int_equal(stats(m, 0).hs_started, 1);
+
+	/* A live pair completes as always. */
+	dpq_hs_chan_set_live(ch, c.handle, true);
+	dpq_hs_chan_set_live(ch, s.handle, true);
+	memset(&c, 0, sizeof(c));
+	pair_init(&c, &fs, &s, &fs, 0, 0);
+	ep_start(&s);
+	ep_start(&c);
+	run_polled(m, &fs, 1, eps, 2, 8);
+	check_pair(&c, &s);
+	assert_int_equal(stats(m, 0).cancelled, n + 1);
+	assert_int_equal(stats(m, 0).hs_started, 3);
+	dpq_mgmt_destroy(m);
+}
+
 /* A backlog too small for one request's replies fails that handshake:
  * its queued replies are purged and HS_FAILED(INTERNAL_ERROR) follows
  * once there is room. */
@@ -1111,6 +1183,7 @@ main(void)
 		cmocka_unit_test(test_tiny_rings),
 		cmocka_unit_test(test_pool_exhausted),
 		cmocka_unit_test(test_backlog_overflow),
+		cmocka_unit_test(test_cancelled),
 		cmocka_unit_test(test_fail_list),
 		cmocka_unit_test(test_peer_tparams),
 		cmocka_unit_test(test_threaded_handshakes),
