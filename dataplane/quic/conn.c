@@ -1148,6 +1148,12 @@ dpq_conn_handshake_confirmed(const struct dpq_conn *c)
 	return c->hs_confirmed;
 }
 
+bool
+dpq_conn_peer_validated(const struct dpq_conn *c)
+{
+	return c->paths[c->active].validated;
+}
+
 const char *
 dpq_conn_alpn(const struct dpq_conn *c)
 {

@@ -462,6 +462,9 @@ void dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now);
 enum dpq_conn_state dpq_conn_state(const struct dpq_conn *c);
 bool dpq_conn_is_server(const struct dpq_conn *c);
 bool dpq_conn_handshake_confirmed(const struct dpq_conn *c);
+/* The peer's address on the active path is validated (RFC 9000 §8.1: a
+ * server saw a Handshake packet from it, or a valid token). */
+bool dpq_conn_peer_validated(const struct dpq_conn *c);
 const char *dpq_conn_alpn(const struct dpq_conn *c);
 void *dpq_conn_app_ctx(const struct dpq_conn *c);
 void dpq_conn_set_app_ctx(struct dpq_conn *c, void *ctx);

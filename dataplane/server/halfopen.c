@@ -2,8 +2,10 @@
 /*
  * halfopen.c: bounds on half-open connections (see halfopen.h).
  *
- * Two intrusive doubly linked lists over slot numbers keep the age
- * order: one of the whole shard, one per source prefix. Prefixes live in
+ * Intrusive doubly linked lists over slot numbers keep the age order:
+ * of the whole shard and per source prefix, each split in two (peers
+ * that proved their address and those that did not; a slot is in one of
+ * each pair). Prefixes live in
  * an open-addressing table with linear probing and backward-shift
  * deletion, so it never fills with tombstones; its load stays at most one
  * half (a prefix exists only while it has a half-open connection, and
@@ -23,21 +25,25 @@ struct pkey {
 	uint8_t b[20];
 };
 
+/* List index: peers that did not prove their address yet, and those
+ * that did (RFC 9000 §8.1). */
+enum { UNPROVEN = 0, PROVEN = 1 };
+
 struct pentry {
 	struct pkey key;
 	uint32_t count;		/* 0: free bucket */
-	uint32_t head, tail;	/* oldest, newest slot of the prefix */
+	uint32_t head[2], tail[2];	/* oldest, newest slot of the prefix */
 };
 
 struct dpq_halfopen {
 	struct dpq_halfopen_cfg cfg;
 	uint32_t nslots;
 	uint32_t count;
-	uint32_t head, tail;	/* oldest, newest slot of the shard */
+	uint32_t head[2], tail[2];	/* oldest, newest slot of the shard */
 	uint32_t *gprev, *gnext;
 	uint32_t *pprev, *pnext;
 	struct pkey *slot_key;	/* prefix of each tracked slot */
-	uint8_t *tracked;
+	uint8_t *tracked;	/* 0: no; else 1 + UNPROVEN or PROVEN */
 	struct pentry *tab;
 	uint32_t mask;		/* table size - 1 */
 	uint64_t seed[2];
@@ -79,7 +85,8 @@ dpq_halfopen_create(const struct dpq_halfopen_cfg *cfg, uint32_t nslots,
 	if (h->cfg.max_total > nslots)
 		h->cfg.max_total = nslots;
 	h->nslots = nslots;
-	h->head = h->tail = NIL;
+	h->head[UNPROVEN] = h->tail[UNPROVEN] = NIL;
+	h->head[PROVEN] = h->tail[PROVEN] = NIL;
 	while (size < 2 * h->cfg.max_total)
 		size <<= 1;
 	h->mask = size - 1;
@@ -239,16 +246,20 @@ dpq_halfopen_admit(struct dpq_halfopen *h, const struct dpq_netaddr *peer,
 	prefix_of(h, peer, &k);
 	i = find(h, &k);
 	if (h->tab[i].count >= h->cfg.max_per_prefix) {
-		*victim = h->tab[i].head;
+		const struct pentry *e = &h->tab[i];
+
+		*victim = e->head[UNPROVEN] != NIL ? e->head[UNPROVEN] :
+			e->head[PROVEN];
 		h->stats.evicted_prefix++;
 		return DPQ_HO_EVICT;
 	}
 	if (h->count >= h->cfg.max_total || table_full) {
-		if (h->head == NIL) {
+		if (h->count == 0) {
 			h->stats.refused++;
 			return DPQ_HO_REFUSE;
 		}
-		*victim = h->head;
+		*victim = h->head[UNPROVEN] != NIL ? h->head[UNPROVEN] :
+			h->head[PROVEN];
 		h->stats.evicted_total++;
 		return DPQ_HO_EVICT;
 	}
@@ -273,12 +284,15 @@ dpq_halfopen_add(struct dpq_halfopen *h, uint32_t slot,
 		return -ENOSPC;
 	if (e->count == 0) {
 		e->key = h->slot_key[slot];
-		e->head = e->tail = NIL;
+		e->head[UNPROVEN] = e->tail[UNPROVEN] = NIL;
+		e->head[PROVEN] = e->tail[PROVEN] = NIL;
 	}
 	e->count++;
-	list_append(h->pprev, h->pnext, &e->head, &e->tail, slot);
-	list_append(h->gprev, h->gnext, &h->head, &h->tail, slot);
-	h->tracked[slot] = 1;
+	list_append(h->pprev, h->pnext, &e->head[UNPROVEN],
+			&e->tail[UNPROVEN], slot);
+	list_append(h->gprev, h->gnext, &h->head[UNPROVEN],
+			&h->tail[UNPROVEN], slot);
+	h->tracked[slot] = 1 + UNPROVEN;
 	h->count++;
 	h->stats.admitted++;
 	return 0;
@@ -288,20 +302,43 @@ void
 dpq_halfopen_remove(struct dpq_halfopen *h, uint32_t slot, bool completed)
 {
 	struct pentry *e;
-	uint32_t i;
+	uint32_t i, k;
 
 	if (h == NULL || slot >= h->nslots || !h->tracked[slot])
 		return;
+	k = h->tracked[slot] - 1;
 	i = find(h, &h->slot_key[slot]);
 	e = &h->tab[i];
-	list_unlink(h->pprev, h->pnext, &e->head, &e->tail, slot);
+	list_unlink(h->pprev, h->pnext, &e->head[k], &e->tail[k], slot);
 	if (--e->count == 0)
 		bucket_free(h, i);
-	list_unlink(h->gprev, h->gnext, &h->head, &h->tail, slot);
+	list_unlink(h->gprev, h->gnext, &h->head[k], &h->tail[k], slot);
 	h->tracked[slot] = 0;
 	h->count--;
 	if (completed)
 		h->stats.completed++;
+}
+
+void
+dpq_halfopen_proven(struct dpq_halfopen *h, uint32_t slot)
+{
+	struct pentry *e;
+
+	if (h == NULL || slot >= h->nslots ||
+	    h->tracked[slot] != 1 + UNPROVEN)
+		return;
+	/* The proven are in the order they proved it. */
+	e = &h->tab[find(h, &h->slot_key[slot])];
+	list_unlink(h->pprev, h->pnext, &e->head[UNPROVEN],
+			&e->tail[UNPROVEN], slot);
+	list_append(h->pprev, h->pnext, &e->head[PROVEN], &e->tail[PROVEN],
+			slot);
+	list_unlink(h->gprev, h->gnext, &h->head[UNPROVEN],
+			&h->tail[UNPROVEN], slot);
+	list_append(h->gprev, h->gnext, &h->head[PROVEN], &h->tail[PROVEN],
+			slot);
+	h->tracked[slot] = 1 + PROVEN;
+	h->stats.proven++;
 }
 
 bool

@@ -17,6 +17,12 @@
  *     connection never completes, so the oldest is the likeliest to be
  *     one; a real client's handshake takes a round trip or two);
  *   - a full table without any half-open connection: refuse.
+ * A connection whose peer proved its address (RFC 9000 §8.1: a Handshake
+ * packet came from it, or its Initial carried a valid token) is a real
+ * client whose handshake is under way, not a flood's: in both cases it is
+ * the victim only when no unproven one is left (of the prefix, of the
+ * shard). A flood of Initials, spoofed or not, cannot evict it, and one
+ * that completes address validation must pay a key exchange for each.
  * And it says when Retry should be switched on (retry_threshold half-open
  * connections): from then on, new clients must prove their address first
  * (§8.1.2), which stops floods from spoofed sources.
@@ -64,6 +70,7 @@ struct dpq_halfopen_stats {
 	uint64_t evicted_total;		/* oldest of the shard */
 	uint64_t refused;
 	uint64_t completed;		/* handshake completed */
+	uint64_t proven;		/* peers that proved their address */
 };
 
 struct dpq_halfopen;
@@ -92,6 +99,12 @@ dpq_halfopen_admit(struct dpq_halfopen *h, const struct dpq_netaddr *peer,
 int
 dpq_halfopen_add(struct dpq_halfopen *h, uint32_t slot,
 		const struct dpq_netaddr *peer);
+
+/* The peer of slot proved its address (RFC 9000 §8.1): from now on it is
+ * evicted only after every unproven one. Untracked slots are ignored;
+ * idempotent. */
+void
+dpq_halfopen_proven(struct dpq_halfopen *h, uint32_t slot);
 
 /* The connection in slot completed its handshake (completed = true) or
  * went away. A slot that is not tracked is ignored. */

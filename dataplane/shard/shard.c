@@ -915,6 +915,8 @@ halfopen_track(struct dpq_shard *s, struct dpq_halfopen *ho,
 	}
 	if (dpq_halfopen_add(ho, idx, peer) != 0)
 		s->stats.halfopen_untracked++;
+	else if (dpq_conn_peer_validated(c))
+		dpq_halfopen_proven(ho, idx);	/* a token: RFC 9000 §8.1.3 */
 	s->stats.halfopen = dpq_halfopen_count(ho);
 }
 
@@ -1127,6 +1129,14 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 	ready_add(s, &s->slots[idx]);
 	rx_info_of(m, &ri);
 	dpq_conn_recv(s->slots[idx].c, d, m->data_len, &ri, now);
+	/* A half-open connection whose client just proved its address (a
+	 * Handshake packet, RFC 9000 §8.1) is a real client's: no longer
+	 * the first victim of a flood (dataplane/server/halfopen.h). */
+	if ((d[0] & 0x80) && s->conf.listener != NULL &&
+	    !s->slots[idx].hs_counted &&
+	    dpq_conn_peer_validated(s->slots[idx].c))
+		dpq_halfopen_proven(dpq_listener_halfopen(s->conf.listener),
+				idx);
 	rte_pktmbuf_free(m);
 }
 

@@ -149,6 +149,71 @@ test_total_cap(void **state)
 	dpq_halfopen_destroy(h);
 }
 
+/* A peer that proved its address (RFC 9000 §8.1) is evicted only when no
+ * unproven one is left: of the shard, and of its own prefix. */
+static void
+test_proven_last(void **state)
+{
+	struct dpq_halfopen *h = mk(4, 3, 32);
+	struct dpq_netaddr a;
+	uint32_t victim = 99, s;
+
+	(void)state;
+	for (s = 0; s < 4; s++) {
+		v4(&a, (uint8_t)(10 + s), 443);
+		assert_int_equal(open_one(h, s, &a, &victim), DPQ_HO_ADMIT);
+	}
+	dpq_halfopen_proven(h, 0);
+	dpq_halfopen_proven(h, 0);	/* twice: once */
+	dpq_halfopen_proven(h, 2);
+	dpq_halfopen_proven(h, 20);	/* not tracked: ignored */
+	dpq_halfopen_proven(h, 99);	/* out of range: ignored */
+	assert_int_equal(dpq_halfopen_stats(h)->proven, 2);
+	/* The shard at its cap: the oldest unproven go first (1, 3, 4). */
+	v4(&a, 50, 443);
+	assert_int_equal(open_one(h, 4, &a, &victim), DPQ_HO_EVICT);
+	assert_int_equal(victim, 1);
+	v4(&a, 51, 443);
+	assert_int_equal(open_one(h, 5, &a, &victim), DPQ_HO_EVICT);
+	assert_int_equal(victim, 3);
+	v4(&a, 52, 443);
+	assert_int_equal(open_one(h, 6, &a, &victim), DPQ_HO_EVICT);
+	assert_int_equal(victim, 4);
+	/* Only proven ones and the newest: it goes, then the oldest proven
+	 * in the order they proved it. */
+	dpq_halfopen_proven(h, 2);	/* already: keeps its place */
+	v4(&a, 53, 443);
+	assert_int_equal(open_one(h, 7, &a, &victim), DPQ_HO_EVICT);
+	assert_int_equal(victim, 5);
+	dpq_halfopen_proven(h, 6);
+	dpq_halfopen_proven(h, 7);
+	v4(&a, 54, 443);
+	assert_int_equal(open_one(h, 8, &a, &victim), DPQ_HO_EVICT);
+	assert_int_equal(victim, 0);
+	assert_true(dpq_halfopen_tracked(h, 2));
+	assert_int_equal(dpq_halfopen_count(h), 4);
+	/* A proven one that completes or goes leaves the tracker. */
+	dpq_halfopen_remove(h, 2, true);
+	dpq_halfopen_remove(h, 6, false);
+	assert_int_equal(dpq_halfopen_count(h), 2);
+	dpq_halfopen_destroy(h);
+
+	/* One host at its cap (a NAT: a real client behind the same
+	 * address as a flood) keeps its proven handshake. */
+	h = mk(16, 3, 32);
+	v4(&a, 1, 443);
+	for (s = 0; s < 3; s++)
+		assert_int_equal(open_one(h, s, &a, &victim), DPQ_HO_ADMIT);
+	dpq_halfopen_proven(h, 0);
+	for (s = 3; s < 10; s++) {
+		assert_int_equal(open_one(h, s, &a, &victim), DPQ_HO_EVICT);
+		assert_true(victim != 0);
+	}
+	assert_true(dpq_halfopen_tracked(h, 0));
+	assert_int_equal(dpq_halfopen_count_prefix(h, &a), 3);
+	dpq_halfopen_destroy(h);
+}
+
 /* IPv6 sources are grouped by /64: a host cannot escape its cap by
  * walking its interface identifier. */
 static void
@@ -180,7 +245,7 @@ test_churn_model(void **state)
 	struct dpq_halfopen *h = mk(NS, 3, NS);
 	static uint16_t host_of[NS];
 	static uint32_t count[HOSTS];
-	static bool live[NS];
+	static bool live[NS], proven[NS];
 	struct test_rng r = { 99 };
 	struct dpq_netaddr a;
 	uint32_t victim;
@@ -191,9 +256,15 @@ test_churn_model(void **state)
 		uint32_t s = (uint32_t)(test_rng_next(&r) % NS);
 		uint32_t host = (uint32_t)(test_rng_next(&r) % HOSTS);
 
+		if (live[s] && !proven[s] && test_rng_next(&r) % 4 == 0) {
+			dpq_halfopen_proven(h, s);
+			proven[s] = true;
+			continue;
+		}
 		if (live[s]) {
 			dpq_halfopen_remove(h, s, (i & 1) != 0);
 			live[s] = false;
+			proven[s] = false;
 			count[host_of[s]]--;
 			continue;
 		}
@@ -205,11 +276,18 @@ test_churn_model(void **state)
 		switch (dpq_halfopen_admit(h, &a, false, &victim)) {
 		case DPQ_HO_EVICT:
 			assert_true(live[victim]);
-			/* Same host when the host is at its cap. */
-			if (count[host] == 3)
+			/* Same host when the host is at its cap, and a
+			 * proven one only when all of them are. */
+			if (count[host] == 3) {
 				assert_int_equal(host_of[victim], host);
+				for (uint32_t k = 0; proven[victim] && k < NS;
+				     k++)
+					assert_false(live[k] && !proven[k] &&
+						host_of[k] == host);
+			}
 			dpq_halfopen_remove(h, victim, false);
 			live[victim] = false;
+			proven[victim] = false;
 			count[host_of[victim]]--;
 			break;
 		case DPQ_HO_ADMIT:
@@ -343,6 +421,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prefix_cap),
 		cmocka_unit_test(test_total_cap),
+		cmocka_unit_test(test_proven_last),
 		cmocka_unit_test(test_ipv6_prefix),
 		cmocka_unit_test(test_churn_model),
 		cmocka_unit_test(test_bad_config),
