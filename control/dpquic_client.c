@@ -238,7 +238,12 @@ report(struct dpq_hq_client *hc, struct fetch *f,
 	if (last < first)
 		last = t_end;
 	secs = (double)(last - first) / 1e6;
-	printf("handshake_ms %.3f cipher 0x%04x srtt_ms %.3f\n",
+	/* Without a handshake there is no cipher, and the RTT is only the
+	 * initial guess (RFC 9002 §6.2.2: 333 ms): not a measurement. */
+	if (cs->handshake_us == 0)
+		printf("handshake_ms none cipher none srtt_ms none\n");
+	else
+		printf("handshake_ms %.3f cipher 0x%04x srtt_ms %.3f\n",
 			(double)cs->handshake_us / 1e3, cs->cipher_suite,
 			(double)cs->srtt_us / 1e3);
 	printf("total_bytes %lu transfer_ms %.3f goodput_gbps %.3f "
