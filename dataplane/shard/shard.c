@@ -74,6 +74,7 @@ struct conn_slot {
 struct dpq_shard {
 	struct dpq_shard_conf conf;
 	struct dpq_shard_warn warn;	/* peer warnings, rate-limited */
+	struct dpq_shard_warn warn_drop;	/* listener drops (DEBUG) */
 	/* What the connections allocate, charged to one budget. */
 	struct dpq_membudget budget;
 	struct dpq_mem state_mem, buf_mem;
@@ -894,6 +895,22 @@ lookup(struct dpq_shard *s, const uint8_t *cid, size_t len, uint32_t *idx)
 	return s->slots[*idx].c != NULL;
 }
 
+/* A datagram dropped without a connection: a rate-limited DEBUG line
+ * (off by default: dpquic.peer:debug); the counters say how many. */
+static void
+log_drop(struct dpq_shard *s, const struct dpq_rx_info *ri, const char *why,
+		size_t len, uint64_t now)
+{
+	struct dpq_addr pa;
+	char a[64];
+
+	if (!rte_log_can_log(dpq_logtype_peer, RTE_LOG_DEBUG))
+		return;
+	from_netaddr(&ri->tuple.peer, &pa);
+	dpq_shard_log_drop(&s->warn_drop, s->conf.shard_id,
+			dpq_addr_format(&pa, a, sizeof(a)), why, len, now);
+}
+
 /* A new server connection is half-open until its handshake completes
  * (dataplane/server/halfopen.h): evict the victim the tracker named (the
  * oldest half-open connection of the peer's prefix or of the shard, which
@@ -1026,6 +1043,10 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 	default:
 		s->stats.unvalidated_rx += m->data_len;
 		s->stats.no_conn++;
+		/* Counted by the listener; one line for whoever debugs a
+		 * peer that gets no answer (dpquic.peer:debug). */
+		log_drop(s, &ri, dpq_listen_outcome_str(r.outcome),
+				m->data_len, now);
 		break;
 	}
 	rte_pktmbuf_free(m);
@@ -1099,6 +1120,8 @@ rx_one(struct dpq_shard *s, struct rx_batch *b, struct rte_mbuf *m,
 	s->stats.rx_bytes += m->data_len;
 	if (!peek_dcid(s, d, m->data_len, &cid, &cid_len)) {
 		s->stats.no_conn++;
+		rx_info_of(m, &ri);
+		log_drop(s, &ri, "no connection ID", m->data_len, now);
 		rte_pktmbuf_free(m);
 		return;
 	}

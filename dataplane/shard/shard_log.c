@@ -77,15 +77,12 @@ dpq_shard_log_conn(unsigned int shard, uint64_t handle, const char *peer,
 	}
 }
 
-bool
-dpq_shard_log_peer_error(struct dpq_shard_warn *w, unsigned int shard,
-		const char *peer, const struct dpq_conn_close_info *ci,
-		uint64_t now_us)
+/* Rate limit: true when a line may be printed now; more gets the
+ * " (N more like it not shown)" suffix. */
+static bool
+warn_pass(struct dpq_shard_warn *w, uint64_t now_us, char *more, size_t n)
 {
-	char code[64], more[64] = "";
-
-	if (!rte_log_can_log(dpq_logtype_peer, RTE_LOG_WARNING))
-		return false;
+	more[0] = '\0';
 	if (now_us - w->window_us >= 1000000) {
 		w->window_us = now_us;
 		w->in_window = 0;
@@ -96,9 +93,38 @@ dpq_shard_log_peer_error(struct dpq_shard_warn *w, unsigned int shard,
 	}
 	w->in_window++;
 	if (w->suppressed != 0)
-		snprintf(more, sizeof(more), " (%" PRIu64 " more like it "
-			"not shown)", w->suppressed);
+		snprintf(more, n, " (%" PRIu64 " more like it not shown)",
+			w->suppressed);
 	w->suppressed = 0;
+	return true;
+}
+
+bool
+dpq_shard_log_drop(struct dpq_shard_warn *w, unsigned int shard,
+		const char *peer, const char *why, size_t len,
+		uint64_t now_us)
+{
+	char more[64];
+
+	if (!rte_log_can_log(dpq_logtype_peer, RTE_LOG_DEBUG) ||
+	    !warn_pass(w, now_us, more, sizeof(more)))
+		return false;
+	rte_log(RTE_LOG_DEBUG, dpq_logtype_peer, "peer %s (shard %u): "
+		"datagram of %zu bytes dropped: %s%s\n", peer, shard, len,
+		why, more);
+	return true;
+}
+
+bool
+dpq_shard_log_peer_error(struct dpq_shard_warn *w, unsigned int shard,
+		const char *peer, const struct dpq_conn_close_info *ci,
+		uint64_t now_us)
+{
+	char code[64], more[64];
+
+	if (!rte_log_can_log(dpq_logtype_peer, RTE_LOG_WARNING) ||
+	    !warn_pass(w, now_us, more, sizeof(more)))
+		return false;
 	code_str(ci, code, sizeof(code));
 	rte_log(RTE_LOG_WARNING, dpq_logtype_peer, "peer %s (shard %u): %s%s"
 		"%s%s: its connection is closed%s\n", peer, shard, code,

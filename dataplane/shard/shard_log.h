@@ -8,7 +8,11 @@
  *   dpquic.peer   WARNING when a peer breaks the protocol and we close
  *                 its connection with a transport error; at most
  *                 DPQ_SHARD_WARN_PER_S per second per shard, the rest
- *                 counted and reported with the next line that passes
+ *                 counted and reported with the next line that passes;
+ *                 DEBUG for each datagram the listener dropped without
+ *                 a connection (garbage, unknown version, too small...),
+ *                 limited the same way (its own limiter: a flood of
+ *                 garbage does not hide protocol errors)
  * Called once per event, never per packet; a disabled level costs one
  * compare (rte_log_can_log) and no formatting.
  */
@@ -48,6 +52,11 @@ void dpq_shard_log_conn(unsigned int shard, uint64_t handle,
  * counted as suppressed, or the level is off). */
 bool dpq_shard_log_peer_error(struct dpq_shard_warn *w, unsigned int shard,
 		const char *peer, const struct dpq_conn_close_info *ci,
+		uint64_t now_us);
+/* The listener dropped a datagram of len bytes from peer; why: its
+ * outcome's counter name (dpq_listen_outcome_str). Same return. */
+bool dpq_shard_log_drop(struct dpq_shard_warn *w, unsigned int shard,
+		const char *peer, const char *why, size_t len,
 		uint64_t now_us);
 
 #endif /* DPQ_SHARD_LOG_H */

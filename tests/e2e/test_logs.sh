@@ -48,7 +48,7 @@ expect_log() {
 cat > "$CONF" <<CONF
 server = { addr = "$DADDR:4433"; root = "$ROOT"; };
 ctl = { path = "$SOCK"; };
-log = { levels = [ "dpquic.conn:debug", "dpquic.mgmt:debug", "dpquic.ctl:debug" ]; };
+log = { levels = [ "dpquic.conn:debug", "dpquic.mgmt:debug", "dpquic.ctl:debug", "dpquic.peer:debug" ]; };
 CONF
 start_dpquicd_tap PD "$NS" dpqt0 "$DADDR" "$KADDR" 24 "$L" 0,1 -- -c "$CONF"
 run_timed cli 0 ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 30 --sha256 \
@@ -57,6 +57,8 @@ ip netns exec "$NS" timeout 30 "$DPQUIC_CTL" -s "$SOCK" -j status \
 	> /dev/null || fail "dpquic-ctl status"
 timeout -k 2 60 ip netns exec "$NS" "$HOSTILE" flow-stream "$DADDR:4433" \
 	> "$TMP/hostile.out" 2>&1 || fail "dpq-hostile flow-stream: $(cat "$TMP/hostile.out")"
+timeout -k 2 60 ip netns exec "$NS" "$HOSTILE" garbage "$DADDR:4433" \
+	> "$TMP/garbage.out" 2>&1 || fail "dpq-hostile garbage: $(cat "$TMP/garbage.out")"
 # the closes are logged when the connections end (closing period)
 for i in $(seq 1 100); do
 	[ "$(grep -c ': closed ' "$L")" -ge 2 ] && break
@@ -78,6 +80,8 @@ expect_log "${TS}DEBUG  ctl: pid [0-9]+ uid 0: status\$" \
 	"dpquic.ctl: who asked what"
 expect_log "${TS}WARN   peer $KADDR:[0-9]+ \(shard 0\): FLOW_CONTROL_ERROR \(0x3\).*: its connection is closed" \
 	"dpquic.peer: a WARN line names the peer and its error"
+expect_log "${TS}DEBUG  peer $KADDR:[0-9]+ \(shard 0\): datagram of [0-9]+ bytes dropped: (drop_malformed|no connection ID)" \
+	"dpquic.peer: a DEBUG line for a datagram the listener dropped"
 n=$(grep -Evc "$TS" "$L")
 [ "$n" -eq 0 ] && ok "every line has a timestamp and a level" ||
 	{ fail "$n line(s) without timestamp"; grep -Ev "$TS" "$L" | head -5; }

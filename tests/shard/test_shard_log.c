@@ -94,6 +94,31 @@ rate_limited(void **state)
 	assert_int_equal(count("CRYPTO_ERROR (TLS alert 120): its "), 1);
 }
 
+/* Datagrams the listener dropped: DEBUG lines, limited like the
+ * warnings but by their own limiter. */
+static void
+drop_lines(void **state)
+{
+	struct dpq_shard_warn w = { 0 };
+	unsigned int i, shown = 0;
+
+	(void)state;
+	assert_false(dpq_shard_log_drop(&w, 1, "198.18.0.3:4000",
+			"drop_malformed", 77, 1));	/* WARNING: off */
+	assert_int_equal(count("dropped"), 0);
+	rte_log_set_level(dpq_logtype_peer, RTE_LOG_DEBUG);
+	for (i = 0; i < 40; i++)
+		shown += dpq_shard_log_drop(&w, 1, "198.18.0.3:4000",
+				"drop_malformed", 77, 2000000 + i);
+	assert_int_equal(shown, DPQ_SHARD_WARN_PER_S);
+	assert_int_equal(count("peer 198.18.0.3:4000 (shard 1): datagram of "
+		"77 bytes dropped: drop_malformed\n"), DPQ_SHARD_WARN_PER_S);
+	assert_true(dpq_shard_log_drop(&w, 1, "198.18.0.3:4000",
+			"drop_vn_small", 1199, 3000001));
+	assert_int_equal(count("drop_vn_small (30 more like it not "
+		"shown)"), 1);
+}
+
 static void
 level_off(void **state)
 {
@@ -112,6 +137,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(rate_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(drop_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(level_off, setup, teardown),
 	};
 
