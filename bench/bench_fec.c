@@ -6,22 +6,26 @@
  *
  * Downloads of 100 KB and 1 MB, 20 ms RTT, a 100 Mbit/s bottleneck with a
  * 256 kB drop-tail queue (about one BDP), loss in both directions: none,
- * random 1/2/5% and bursty 1/2/5% (Gilbert-Elliott, bursts of 3 datagrams
- * on average). Each configuration runs --runs times with different seeds
- * (the same seeds for every mode, so modes meet the same losses as far
- * as their packets line up). Completion time is from the client's first
- * Initial to the last byte, handshake included. Modes:
+ * random 0.5/1/2/5% and bursty 1/2/5% (Gilbert-Elliott, bursts of 3
+ * datagrams on average). Each configuration runs --runs times with
+ * different seeds (the same seeds for every mode, so modes meet the same
+ * losses as far as their packets line up). Completion time is from the
+ * client's first Initial to the last byte, handshake included. Every
+ * mode sends the datagrams --spec names twice (default handshake, as
+ * dpquicd does). Modes (the congestion response to rebuilt packets,
+ * docs/fec.md §10.1, in brackets):
  *
  *   off        the extension not offered (plain QUIC)
- *   fixed      repairs after every 8 packets
+ *   fixed      repairs after every 8 packets [guarded]
  *   adapt      adaptive 4-16, each connection starting cold (no prior)
+ *              [guarded]
  *   adapt+pr   adaptive 4-16, starting from the loss the earlier runs
- *              saw (what a shard's prior gives a new connection)
- *   spec       no FEC; handshake, tail and (none) repair datagrams twice
- *   a+pr+spec  adaptive with prior, and speculative retransmission
- *   fixed-blind  an experiment: fixed, but rebuilt packets are no
- *              congestion signal (what FEC could give if congestion
- *              control did not react to the losses it repairs)
+ *              saw (what a shard's prior gives a new connection; what
+ *              dpquicd does) [guarded]
+ *   a+pr/loss  adapt+pr, but every rebuilt packet is a congestion event
+ *              as for a loss [loss] (the response before guarded)
+ *   fixed/ign  fixed, rebuilt packets never a congestion event [ignore]:
+ *              an unsafe experiment, the bound of what FEC could give
  *
  * Also: rebuilt / lost packets (server to client), repair overhead (bytes
  * of REPAIR frames / bytes sent) and copies sent; on the clean path, the
@@ -29,7 +33,7 @@
  * of the run.
  *
  *   dpq-bench-fec [--runs N] [--quick] [--size BYTES] [--cc NAME]
- *                 [--csv FILE]
+ *                 [--spec LIST] [--csv FILE]
  * --csv writes one line per cell for bench/fec_plot.py (p99 vs loss).
  */
 #include <errno.h>
@@ -45,17 +49,18 @@
 #define MS	UINT64_C(1000000)
 #define SEC	(1000 * MS)
 
-enum mode { M_OFF, M_FIXED, M_ADAPT, M_ADAPT_PRIOR, M_SPEC,
-	M_ADAPT_SPEC, M_BLIND, M_COUNT };
+enum mode { M_OFF, M_FIXED, M_ADAPT, M_ADAPT_PRIOR, M_ADAPT_LOSS,
+	M_IGNORE, M_COUNT };
 static const char *const mode_name[M_COUNT] = { "off", "fixed", "adapt",
-	"adapt+pr", "spec", "a+pr+spec", "fixed-blind" };
+	"adapt+pr", "a+pr/loss", "fixed/ign" };
 
 struct lossc {
 	const char *kind;	/* "none", "random", "burst" */
 	double p;
 };
 static const struct lossc losses[] = {
-	{ "none", 0 }, { "random", 0.01 }, { "random", 0.02 },
+	{ "none", 0 }, { "random", 0.005 }, { "random", 0.01 },
+	{ "random", 0.02 },
 	{ "random", 0.05 }, { "burst", 0.01 }, { "burst", 0.02 },
 	{ "burst", 0.05 },
 };
@@ -66,7 +71,8 @@ static const uint64_t sizes[] = { 100000, 1000000 };
 static unsigned int runs = 200;
 static FILE *csv;
 static const char *cc_name = "newreno";
-static enum dpq_cc_fec_reaction fec_cc = DPQ_CC_FEC_GUARDED;
+static uint8_t spec_retx = DPQ_SPEC_HANDSHAKE;
+static const char *spec_name = "handshake";
 
 struct cell {
 	unsigned int ok, failed;
@@ -126,19 +132,18 @@ conf_for(struct dpq_sim_conf *c, const char *spec, uint64_t seed,
 	c->client.cc_name = c->server.cc_name = cc_name;
 	c->client.max_data = c->server.max_data = 16 << 20;
 	c->client.max_stream_data = c->server.max_stream_data = 16 << 20;
-	if (m != M_OFF && m != M_SPEC) {
+	if (m != M_OFF) {
 		c->client.fec_max_group = c->server.fec_max_group = 64;
-		c->server.fec = m == M_FIXED || m == M_BLIND ?
+		c->server.fec = m == M_FIXED || m == M_IGNORE ?
 			(struct dpq_fec_policy){ DPQ_FEC_FIXED, 8, 8 } :
 			(struct dpq_fec_policy){ DPQ_FEC_ADAPTIVE, 16, 4 };
-		if (m == M_ADAPT_PRIOR || m == M_ADAPT_SPEC)
+		if (m == M_ADAPT_PRIOR || m == M_ADAPT_LOSS)
 			c->server.fec_loss_prior_ppm = prior_ppm;
-		c->server.fec_cc = m == M_BLIND ? DPQ_CC_FEC_IGNORE :
-			fec_cc;
+		c->server.fec_cc = m == M_IGNORE ? DPQ_CC_FEC_IGNORE :
+			m == M_ADAPT_LOSS ? DPQ_CC_FEC_LOSS :
+			DPQ_CC_FEC_GUARDED;
 	}
-	if (m == M_SPEC || m == M_ADAPT_SPEC)
-		c->client.spec_retx = c->server.spec_retx = DPQ_SPEC_HANDSHAKE |
-			DPQ_SPEC_TAIL | DPQ_SPEC_REPAIR;
+	c->client.spec_retx = c->server.spec_retx = spec_retx;
 }
 
 static void
@@ -253,9 +258,10 @@ print_size(uint64_t bytes)
 						(unsigned long long)cl->copies);
 		}
 	printf("\n%llu kB download, 20 ms RTT, 100 Mbit/s, 256 kB queue, %s, "
-			"%u runs per cell\n\ncompletion time, ms from the "
-			"first Initial to the last byte: median / p99\n",
-			(unsigned long long)(bytes / 1000), cc_name, runs);
+			"spec %s, %u runs per cell\n\ncompletion time, ms "
+			"from the first Initial to the last byte: median / p99\n",
+			(unsigned long long)(bytes / 1000), cc_name, spec_name,
+			runs);
 	print_times(cells, false);
 	printf("\ntransfer time, ms from the handshake's end to the last "
 			"byte: median / p99\n");
@@ -275,18 +281,12 @@ print_size(uint64_t bytes)
 			struct cell *cl = &cells[li][m];
 			char v[48];
 
-			if (m == M_SPEC)
-				snprintf(v, sizeof(v), "%.1f copies",
-					cl->ok ? (double)cl->copies / cl->ok :
-					0);
-			else
-				snprintf(v, sizeof(v), "%3.0f%% %4.1f%% %.0f",
+			snprintf(v, sizeof(v), "%3.0f%% %4.1f%% %.0f",
 					cl->lost_link ? 100.0 * cl->rebuilt /
 					cl->lost_link : 0,
 					cl->bytes_sent ? 100.0 *
 					cl->repair_bytes / cl->bytes_sent : 0,
-					cl->ok ? (double)cl->copies / cl->ok :
-					0);
+				cl->ok ? (double)cl->copies / cl->ok : 0);
 			printf(" %17s", v);
 		}
 		printf("\n");
@@ -346,6 +346,7 @@ main(int argc, char **argv)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "size", required_argument, NULL, 's' },
 		{ "cc", required_argument, NULL, 'C' },
+		{ "spec", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -379,6 +380,14 @@ main(int argc, char **argv)
 			}
 			cc_name = optarg;
 			break;
+		case 'S':
+			if (dpq_conn_spec_parse(optarg, &spec_retx) != 0) {
+				fprintf(stderr, "dpq-bench-fec: --spec: off, "
+					"all, or handshake,tail,repair\n");
+				return 2;
+			}
+			spec_name = optarg;
+			break;
 		case 's':
 			only = strtoull(optarg, &end, 10);
 			if (*end != '\0' || (only != sizes[0] &&
@@ -391,7 +400,7 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: dpq-bench-fec [--runs N] "
 				"[--quick] [--size BYTES] [--cc NAME] "
-				"[--csv FILE]\n");
+				"[--spec LIST] [--csv FILE]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -406,11 +415,12 @@ main(int argc, char **argv)
 			"p99_ms,xfer_median_ms,xfer_p99_ms,rebuilt,lost,"
 			"repair_bytes,bytes_sent,copies\n");
 	}
-	printf("XOR-FEC and speculative retransmission through the emulated "
-		"link (virtual time), %s\nmodes: off = plain QUIC; fixed = a repair "
-		"per 8 packets; adapt = adaptive 4-16 from\nno loss; adapt+pr = "
-		"from the loss earlier runs saw (a shard's prior); spec =\n"
-		"handshake, tail and repair datagrams sent twice, spaced\n",
+	printf("XOR-FEC through the emulated link (virtual time), %s\n"
+		"modes: off = plain QUIC; fixed = a repair per 8 packets; adapt = "
+		"adaptive 4-16\nfrom no loss; adapt+pr = from the loss earlier "
+		"runs saw (a shard's prior);\nrebuilt packets a congestion event "
+		"only with signs of congestion (guarded),\nbut a+pr/loss: always "
+		"(as a loss), fixed/ign: never (unsafe experiment)\n",
 		cc_name);
 	for (i = 0; i < N_SIZE; i++)
 		if (only == 0 || only == sizes[i])

@@ -100,6 +100,8 @@ usage(FILE *f)
 		"  --fec POLICY     XOR-FEC for what we send: off | fixed[:K] |\n"
 		"                   adaptive[:MIN-MAX] (off); none: do not\n"
 		"                   offer the extension\n"
+		"  --fec-cc REACTION  congestion response to packets the\n"
+		"                   server rebuilt: guarded (default) | loss\n"
 		"  --spec LIST      send twice (spaced): off | all | "
 		"handshake,tail,repair\n"
 		"                   (handshake)\n"
@@ -633,6 +635,7 @@ main(int argc, char **argv)
 		{ "key-update", required_argument, NULL, 'U' },
 		{ "fec", required_argument, NULL, 'F' },
 		{ "spec", required_argument, NULL, 'S' },
+		{ "fec-cc", required_argument, NULL, 'B' },
 		{ "cc", required_argument, NULL, 'x' },
 		{ "no-pacing", no_argument, NULL, 'N' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
@@ -676,6 +679,7 @@ main(int argc, char **argv)
 	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT,
 		spec = DPQ_SPEC_HANDSHAKE;
 	const char *cc_name = NULL;
+	enum dpq_cc_fec_reaction fec_cc = DPQ_CC_FEC_GUARDED;
 	bool no_pacing = false;
 	char *end;
 	struct dpq_shard_connect_opts copts = { 0 };
@@ -812,6 +816,14 @@ main(int argc, char **argv)
 			key_update_gap_us = (uint64_t)(v * 1e6);
 			break;
 		}
+		case 'B':
+			if (dpq_cc_fec_reaction_parse(optarg, &fec_cc) != 0 ||
+			    fec_cc == DPQ_CC_FEC_IGNORE) {
+				fprintf(stderr, "dpquic-client: --fec-cc '%s': "
+					"expected guarded or loss\n", optarg);
+				return 2;
+			}
+			break;
 		case 'S':
 			if (dpq_conn_spec_parse(optarg, &spec) != 0) {
 				fprintf(stderr, "dpquic-client: --spec '%s': "
@@ -967,6 +979,7 @@ main(int argc, char **argv)
 	sc.conn.fec_max_group = fec_max_group;
 	sc.conn.fec = fec;
 	sc.conn.spec_retx = spec;
+	sc.conn.fec_cc = fec_cc;
 	sc.conn.cc_name = cc_name;
 	sc.conn.no_pacing = no_pacing;
 	sc.hs.ops = &dpq_hs_direct_ops;

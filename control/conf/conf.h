@@ -194,6 +194,7 @@ struct dpq_conf_fec {
 	char *xor_impl;			/* auto or a dpq_xor_impl name */
 	char *spec_retx;		/* dpq_conn_spec_parse() text */
 	double spec_spacing;		/* seconds; 0: automatic */
+	char *cc;			/* guarded | loss (docs/fec.md §10.1) */
 };
 
 /* [crypto]: packet protection of new connections (keys_crypto.c). */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "control/conf/conf.h"
+#include "dataplane/engine/cc.h"
 #include "dataplane/fec/fec.h"
 #include "dataplane/fec/xor.h"
 #include "dataplane/quic/conn.h"
@@ -68,6 +69,20 @@ check_spec(const char *val, char *err, size_t n)
 	return -EINVAL;
 }
 
+/* ignore is refused here: an experiment, unsafe on a congested path
+ * (docs/fec.md §10.1); only the C API offers it. */
+static int
+check_cc(const char *val, char *err, size_t n)
+{
+	enum dpq_cc_fec_reaction r;
+
+	if (dpq_cc_fec_reaction_parse(val, &r) == 0 &&
+	    r != DPQ_CC_FEC_IGNORE)
+		return 0;
+	snprintf(err, n, "expected guarded or loss");
+	return -EINVAL;
+}
+
 static const struct dpq_conf_key keys[] = {
 	{ .name = "max-group", .opt = "fec-max-group", .type = DPQ_CONF_UINT,
 	  .off = F(max_group), .min = 0, .max = DPQ_FEC_GROUP_LIMIT,
@@ -89,6 +104,12 @@ static const struct dpq_conf_key keys[] = {
 	  .dmax = 1, .flags = DPQ_CONF_F_RELOAD, .arg = "S", .def = "0",
 	  .help = "delay of a speculative copy (0: a quarter of the RTT, "
 		  "2 to 20 ms)" },
+	{ .name = "cc", .opt = "fec-cc", .type = DPQ_CONF_STR,
+	  .off = F(cc), .check = check_cc, .arg = "REACTION",
+	  .def = "guarded",
+	  .help = "congestion response to packets the peer rebuilt: guarded "
+		  "(a congestion event only with signs of congestion) | loss "
+		  "(always, as a loss)" },
 	{ .name = "xor", .opt = "fec-xor", .type = DPQ_CONF_STR,
 	  .off = F(xor_impl), .check = check_xor, .arg = "KERNEL",
 	  .def = "auto",

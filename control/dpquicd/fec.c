@@ -27,6 +27,9 @@ dpqd_fec_conn_conf(const struct dpq_conf *c, struct dpq_conn_conf *cc)
 	cc->spec_spacing_us = (uint32_t)(c->fec.spec_spacing * 1e6);
 	if (dpq_conn_spec_parse(c->fec.spec_retx, &cc->spec_retx) != 0)
 		return -EINVAL;
+	if (dpq_cc_fec_reaction_parse(c->fec.cc != NULL ? c->fec.cc :
+			"guarded", &cc->fec_cc) != 0)
+		return -EINVAL;
 	return dpq_fec_policy_parse(c->fec.policy, &cc->fec);
 }
 
@@ -86,6 +89,8 @@ show(struct dpq_ctl_req *req, const struct dpq_conf *c)
 	dpq_json_w_kstr(req->reply, "policy", c->fec.policy);
 	dpq_json_w_kstr(req->reply, "xor", dpq_xor_active->name);
 	dpq_json_w_kstr(req->reply, "spec_retx", c->fec.spec_retx);
+	dpq_json_w_kstr(req->reply, "cc", c->fec.cc != NULL ? c->fec.cc :
+			"guarded");
 	dpq_json_w_kstr(req->reply, "extension", c->fec.max_group > 0 ?
 			"offered" : "off");
 }

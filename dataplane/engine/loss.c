@@ -320,7 +320,8 @@ leave_flight_if_outstanding(struct dpq_loss_space *s,
 }
 
 /* §6.1.2: max(smoothed_rtt, latest_rtt) * time threshold, at least
- * kGranularity. */
+ * kGranularity; plus the slack an XOR-FEC sender asked for (at most
+ * smoothed_rtt). */
 static uint64_t
 loss_delay(const struct dpq_loss *l)
 {
@@ -329,6 +330,9 @@ loss_delay(const struct dpq_loss *l)
 	uint64_t d = rtt / DPQ_LOSS_TIME_THRESHOLD_DEN * l->time_threshold_num +
 		rtt % DPQ_LOSS_TIME_THRESHOLD_DEN * l->time_threshold_num /
 		DPQ_LOSS_TIME_THRESHOLD_DEN;
+
+	d += l->time_slack < l->rtt.smoothed ? l->time_slack :
+		l->rtt.smoothed;
 
 	return d < DPQ_RTT_GRANULARITY ? DPQ_RTT_GRANULARITY : d;
 }
@@ -865,6 +869,12 @@ dpq_loss_raise_pkt_threshold(struct dpq_loss *l, uint32_t n)
 		n = DPQ_LOSS_PACKET_THRESHOLD_MAX;
 	if (n > l->pkt_threshold)
 		l->pkt_threshold = n;
+}
+
+void
+dpq_loss_set_time_slack(struct dpq_loss *l, uint64_t us)
+{
+	l->time_slack = us;
 }
 
 void

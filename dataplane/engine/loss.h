@@ -168,6 +168,7 @@ struct dpq_loss {
 	uint32_t pto_count;
 	uint32_t pkt_threshold;		/* §6.1.1, adaptive */
 	uint32_t time_threshold_num;	/* §6.1.2, over ..._DEN */
+	uint64_t time_slack;		/* added to the §6.1.2 delay, us */
 	/* The current loss episode: the congestion event that started a
 	 * recovery period (§7.3.2) and the packets declared lost in it. */
 	uint32_t episode;		/* id; 0 = none yet */
@@ -367,6 +368,15 @@ enum dpq_loss_recovered dpq_loss_on_recovered(struct dpq_loss *l,
  * missing member is condemned and sent again.
  */
 void dpq_loss_raise_pkt_threshold(struct dpq_loss *l, uint32_t n);
+
+/*
+ * Time (us) added to the time threshold's loss delay (RFC 9002 §6.1.2
+ * allows adaptive thresholds), at most one smoothed RTT: an XOR-FEC
+ * sender's REPAIR leaves up to a group's sending time after a member, so
+ * a missing member is not condemned (re-sent, a congestion event) while
+ * its repair is on its way. 0: the plain threshold.
+ */
+void dpq_loss_set_time_slack(struct dpq_loss *l, uint64_t us);
 
 /*
  * The path changed (RFC 9000 §9.4): RTT estimate back to initial_rtt (us,

@@ -186,6 +186,12 @@ dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn, uint8_t *p,
 		 * REPAIR could arrive (RFC 9002 §6.1.1 reordering). */
 		if (k > 0)
 			dpq_loss_raise_pkt_threshold(&c->loss, k + 2);
+		/* ... nor before the time it could take (RFC 9002 §6.1.2):
+		 * a paced group spans up to this long from its first member
+		 * to its REPAIR; the next groups will be alike. */
+		if (!announce)
+			dpq_loss_set_time_slack(&c->loss,
+					now - c->fec->group_start);
 		if (dl > 0)
 			add_seg(c, NULL, data, dl);
 		*repair = true;
@@ -208,6 +214,8 @@ dpq_conn_fec_end_packet(struct dpq_conn *c, uint64_t pn,
 	    dpq_fec_tx_on_packet(&c->fec->tx, pn, len, ack_eliciting)) {
 		add_seg(c, payload, NULL, (uint16_t)len);
 		c->fec->member_sent = c->now;
+		if (c->fec->tx.count == 1)
+			c->fec->group_start = c->now;
 	}
 }
 

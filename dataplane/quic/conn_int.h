@@ -439,6 +439,7 @@ struct dpq_conn_fec {
 	struct dpq_fec_repair rx_repair;
 	uint64_t now;			/* of the packet being processed */
 	uint64_t member_sent;		/* when the last member left */
+	uint64_t group_start;		/* when the open group's first did */
 	bool rx_batch;			/* dpq_conn_rx_begin() .. _end() */
 };
 

@@ -10,8 +10,8 @@ trap 'rm -rf "$dir"' EXIT
 "$bench" --runs 2 --size 100000 --csv "$dir/f.csv" >"$dir/out"
 grep -q '^completion time' "$dir/out"
 grep -q '^rebuilt/lost' "$dir/out"
-# 7 loss settings x 7 modes, plus the header
-test "$(wc -l <"$dir/f.csv")" -eq 50
+# 8 loss settings x 6 modes, plus the header
+test "$(wc -l <"$dir/f.csv")" -eq 49
 # every run finished (column ok = 2, failed = 0)
 awk -F, 'NR > 1 && ($5 != 2 || $6 != 0) { bad = 1 } END { exit bad }' \
 	"$dir/f.csv"
@@ -30,4 +30,8 @@ if "$bench" --runs 0 >/dev/null 2>"$dir/err2"; then
 	echo "--runs 0 accepted"; exit 1
 fi
 grep -q 'runs wants' "$dir/err2"
+if "$bench" --spec sometimes >/dev/null 2>"$dir/err3"; then
+	echo "--spec sometimes accepted"; exit 1
+fi
+grep -q 'spec: off' "$dir/err3"
 echo "fec_bench_plot: ok"

@@ -240,6 +240,42 @@ test_time_threshold(void **state)
 	fx_fini(&f);
 }
 
+/* An XOR-FEC sender's slack (dpq_loss_set_time_slack) delays the time
+ * threshold by up to one smoothed RTT, no more. */
+static void
+test_time_slack(void **state)
+{
+	struct fx f;
+	struct dpq_loss_ack_info info;
+	struct dpq_loss_timeout to;
+	uint64_t pn;
+
+	(void)state;
+	fx_init(&f, true, true);
+	for (pn = 0; pn < 6; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS);
+	dpq_loss_set_time_slack(&f.l, 20 * MS);
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 5, 5, 105 * MS, &info), 0);
+	/* 3 ms + 112.5 ms + 20 ms */
+	assert_int_equal(f.l.sp[DPQ_PN_SPACE_APP].loss_time, 135500);
+	dpq_loss_on_timeout(&f.l, &f.cc, 135499, &f.cb, &to);
+	assert_int_equal(to.action, DPQ_LOSS_ACT_NONE);
+	dpq_loss_on_timeout(&f.l, &f.cc, 135500, &f.cb, &to);
+	assert_int_equal(to.action, DPQ_LOSS_ACT_LOST);
+	assert_int_equal(f.seen.lost[DPQ_PN_SPACE_APP][3], 1);
+	fx_fini(&f);
+
+	/* More than smoothed_rtt (100 ms) counts as smoothed_rtt: pn 3 at
+	 * 3 + 112.5 + 100 ms. */
+	fx_init(&f, true, true);
+	for (pn = 0; pn < 6; pn++)
+		send(&f, DPQ_PN_SPACE_APP, pn, pn * MS);
+	dpq_loss_set_time_slack(&f.l, 500 * MS);
+	assert_int_equal(ack1(&f, DPQ_PN_SPACE_APP, 5, 5, 105 * MS, &info), 0);
+	assert_int_equal(f.l.sp[DPQ_PN_SPACE_APP].loss_time, 215500);
+	fx_fini(&f);
+}
+
 static void
 test_rtt_sampling_rules(void **state)
 {
@@ -896,6 +932,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packet_threshold),
 		cmocka_unit_test(test_time_threshold),
+		cmocka_unit_test(test_time_slack),
 		cmocka_unit_test(test_rtt_sampling_rules),
 		cmocka_unit_test(test_pto_and_backoff),
 		cmocka_unit_test(test_pto_spaces),
