@@ -71,6 +71,14 @@ if [ $rc -eq 2 ] && grep -q -- '--fec "fixed:1": expected off' "$TMP/bad1.out"; 
 else
 	fail "D: --fec fixed:1: exit $rc, $(cat "$TMP/bad1.out")"
 fi
+"$DPQUICD" --check --fec-cc ignore --addr "$DADDR:1" --root "$ROOT" \
+	> "$TMP/bad4.out" 2>&1
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- 'expected guarded or loss' "$TMP/bad4.out"; then
+	ok "D: --fec-cc ignore refused (exit 2: an experiment, C API only)"
+else
+	fail "D: --fec-cc ignore: exit $rc, $(cat "$TMP/bad4.out")"
+fi
 write_conf "adaptive:9-4" 16
 "$DPQUICD" --check -c "$CONF" > "$TMP/bad2.out" 2>&1
 rc=$?
@@ -137,8 +145,8 @@ fi
 
 # ---- C: the control command -------------------------------------------------
 ctl fec > "$TMP/fec0.json"
-check_json "$TMP/fec0.json" "s['policy'] == 'fixed:4' and s['max_group'] == 16 and s['extension'] == 'offered' and s['xor'] != ''" \
-	"C: \`fec\` shows policy, max_group and the XOR kernel"
+check_json "$TMP/fec0.json" "s['policy'] == 'fixed:4' and s['max_group'] == 16 and s['extension'] == 'offered' and s['xor'] != '' and s['cc'] == 'guarded'" \
+	"C: \`fec\` shows policy, max_group, the XOR kernel and the congestion response"
 if [ -z "$ID" ]; then
 	fail "C: fec id=ID: no live connection to act on"
 elif ctl fec id="$ID" policy=off > "$TMP/fec1.json" 2>&1; then
