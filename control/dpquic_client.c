@@ -672,8 +672,9 @@ main(int argc, char **argv)
 	uint64_t migrate_after = 0;
 	const char *migrate_addr = NULL;
 	bool migrate_pending = false;
-	/* Defaults as dpquicd's (docs/fec.md §13): offer the extension,
-	 * send no repairs, send the handshake flight twice. */
+	/* Offer the extension, send no repairs (a client mostly receives;
+	 * dpquicd sends adaptively), send the handshake flight twice
+	 * (docs/fec.md §13). */
 	struct dpq_fec_policy fec = { DPQ_FEC_OFF, DPQ_FEC_DEFAULT_GROUP,
 		DPQ_FEC_DEFAULT_GROUP_MIN };
 	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT,

@@ -4,10 +4,11 @@
  * FEC work. A key is one row: see conf.h.
  *
  * Defaults follow what dpq-bench-fec measured (docs/fec.md §13): the
- * extension is offered (repairs from peers are used) but no repairs are
- * sent, since with congestion control reacting to rebuilt packets they
- * cost bytes and time; handshake flights are sent twice, which is what
- * cut the p99 of short transfers under loss.
+ * extension is offered and repairs are sent adaptively (none until loss
+ * is measured), with the guarded congestion response to repaired losses
+ * (§10.1): that cut a 1 MB download's p99 by 27-40% under random loss
+ * and costs nothing on a path without loss; handshake flights are sent
+ * twice, which is what cut the p99 of short transfers under loss.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -91,7 +92,7 @@ static const struct dpq_conf_key keys[] = {
 		  "in the xor_fec transport parameter (0: extension off)" },
 	{ .name = "policy", .opt = "fec", .type = DPQ_CONF_STR,
 	  .off = F(policy), .check = check_policy,
-	  .flags = DPQ_CONF_F_RELOAD, .arg = "POLICY", .def = "off",
+	  .flags = DPQ_CONF_F_RELOAD, .arg = "POLICY", .def = "adaptive",
 	  .help = "XOR-FEC repairs new connections send: off | fixed[:K] | "
 		  "adaptive[:MIN-MAX]" },
 	{ .name = "spec-retx", .opt = "spec-retx", .type = DPQ_CONF_STR,
