@@ -947,18 +947,18 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		t = c->early_discard_at;
 	if (dpq_conn_paths_next_timeout(c) < t)
 		t = dpq_conn_paths_next_timeout(c);
-	if (dpq_conn_spec_deadline(c) < t)
-		t = dpq_conn_spec_deadline(c);
 	/* Data that waits only for the pacer (RFC 9002 §7.7). */
 	if (dpq_conn_pacing_wakeup(c) < t)
 		t = dpq_conn_pacing_wakeup(c);
-	/* ACK deadlines the builder can act on: not without the space's
-	 * write key nor while the amplification limit blocks every send,
-	 * which only a received datagram lifts (the owner would be woken
-	 * for nothing, again and again). */
+	/* ACK deadlines and speculative copies the builder can act on:
+	 * not without the space's write key nor while the amplification
+	 * limit blocks every send, which only a received datagram lifts
+	 * (the owner would be woken for nothing, again and again). */
 	if (dpq_conn_path_allowance(c, &c->paths[c->active]) <
 	    DPQ_CONN_MIN_DGRAM)
 		return t;
+	if (dpq_conn_spec_deadline(c) < t)
+		t = dpq_conn_spec_deadline(c);
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
 		static const enum dpq_epoch key_of[DPQ_PN_SPACE_COUNT] = {
 			DPQ_EPOCH_INITIAL, DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT,

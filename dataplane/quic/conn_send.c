@@ -117,6 +117,19 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now,
 		(c->sendq != NULL && dpq_cc_available(&c->cc) > 0 && !hold);
 }
 
+/* A server's ack-eliciting Initial needs a datagram of 1200 bytes (RFC
+ * 9000 §14.1); with less amplification credit than that it waits for the
+ * client's next datagram (RFC 9002 §6.2.2.1). */
+static bool
+server_initial_blocked(const struct dpq_conn *c, uint64_t allow)
+{
+	return c->role == DPQ_ROLE_SERVER &&
+		allow < DPQ_MIN_INITIAL_DATAGRAM &&
+		c->cs[DPQ_EPOCH_INITIAL] != NULL &&
+		(dpq_sendbuf_pending(&c->cs[DPQ_EPOCH_INITIAL]->sb) ||
+		 c->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
+}
+
 /* ---- pacing (RFC 9002 §7.7) ------------------------------------------- */
 
 uint64_t
@@ -948,8 +961,16 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		return (size_t)n;
 	}
 
-	/* A speculative copy that is due goes before anything new. */
-	off = dpq_conn_spec_take(c, buf, cap, limit, ops, nops, now);
+	/* A speculative copy that is due goes before anything new. To an
+	 * address not yet validated it must leave room for one probe
+	 * datagram of 1200 bytes (RFC 9000 §8.1, §14.1): a copy that spends
+	 * the last of the three-times credit leaves a server whose flight
+	 * was lost unable to send its PTO probe (RFC 9002 §6.2.2.1) until
+	 * the client sends again, which can be after the idle timeout. */
+	off = dpq_conn_spec_take(c, buf, cap, allow == UINT64_MAX ? limit :
+			allow > DPQ_MIN_INITIAL_DATAGRAM ?
+			(size_t)(allow - DPQ_MIN_INITIAL_DATAGRAM) : 0,
+			ops, nops, now);
 	if (off > 0) {
 		dpq_conn_path_on_sent(c, path, off, now);
 		c->stats.bytes_sent += off;
@@ -982,6 +1003,12 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 			(c->role == DPQ_ROLE_CLIENT ||
 			 dpq_sendbuf_pending(&c->cs[e]->sb) ||
 			 c->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
+		/* §14.1 is a MUST for a server too: when the amplification
+		 * credit cannot pay for 1200 bytes, its ack-eliciting
+		 * Initial waits for the client's next datagram (RFC 9002
+		 * §6.2.2.1) instead of leaving short. */
+		if (has_initial && server_initial_blocked(c, limit))
+			continue;
 		min_len = has_initial && off < DPQ_MIN_INITIAL_DATAGRAM ?
 			DPQ_MIN_INITIAL_DATAGRAM - off : 0;
 		n = build_packet(c, e, buf + off, limit - off, off, min_len,
@@ -1115,7 +1142,9 @@ dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 	hold = dpq_pacer_release_time(&c->pacer, dpq_conn_pacing_rate(c),
 			now) > now;
 	return dpq_conn_spec_deadline(c) <= now ||
-		epoch_has_data(c, DPQ_EPOCH_INITIAL, now, hold) ||
+		(epoch_has_data(c, DPQ_EPOCH_INITIAL, now, hold) &&
+		 !server_initial_blocked(c, dpq_conn_path_allowance(c,
+				&c->paths[c->active]))) ||
 		epoch_has_data(c, DPQ_EPOCH_HANDSHAKE, now, hold) ||
 		epoch_has_data(c, DPQ_EPOCH_1RTT, now, hold);
 }

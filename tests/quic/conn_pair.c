@@ -285,6 +285,10 @@ link_send(struct pair *p, struct pair_link *l, const uint8_t *d, size_t len,
 	struct pair_dgram *g;
 
 	l->bytes += len;
+	if (idx < 64) {
+		l->log_len[idx] = (uint16_t)len;
+		l->log_first[idx] = len > 0 ? d[0] : 0;
+	}
 	if (l == &p->s2c && !dpq_netaddr_eq(dst, &p->caddr) &&
 	    !(p->nat_on && dpq_netaddr_eq(dst, &p->nat))) {
 		p->stray_dgrams++;

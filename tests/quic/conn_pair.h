@@ -55,6 +55,10 @@ struct pair_link {
 	bool ecn_bleach;
 	unsigned int ce_permille;
 	uint64_t ect0_seen, ce_marked;
+	/* The first 64 datagrams sent (dropped or not): length and first
+	 * byte (a long header's type bits are not protected). */
+	uint16_t log_len[64];
+	uint8_t log_first[64];
 };
 
 /* A CRYPTO delivery waiting in the asynchronous handshake service. */

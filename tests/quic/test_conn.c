@@ -545,6 +545,54 @@ test_amplification_limit(void **state)
 	pair_free(&p);
 }
 
+/* A server whose first flight is lost, with speculative copies of it on:
+ * the copies must not spend the three-times credit its PTO probe needs
+ * (RFC 9000 §8.1, RFC 9002 §6.2.2.1), and every datagram with its
+ * Initial is 1200 bytes or more (RFC 9000 §14.1). Before: a copy took
+ * the credit, the probe left as a 167-byte Initial without the
+ * Handshake flight, then nothing until the client spoke again (an
+ * ngtcp2 client at 30% loss gave up). */
+static void
+test_amplification_probe_credit(void **state)
+{
+	struct dpq_conn_stats st;
+	uint64_t initials = 0;
+	struct pair p;
+	unsigned int i;
+
+	(void)state;
+	pair_init(&p, 0, NULL, 5000, 0, 29);
+	p.sconf.spec_retx = DPQ_SPEC_HANDSHAKE;
+	/* Only the client's first datagram reaches the server, and
+	 * nothing the server sends arrives. */
+	p.c2s.drop_mask = ~(uint64_t)1;
+	p.s2c.drop_mask = ~(uint64_t)0;
+	pair_start(&p);
+	pair_run(&p, NULL, NULL, 3000000);
+	assert_non_null(p.server);
+	dpq_conn_get_stats(p.server, &st);
+	assert_true(p.s2c.bytes <= 3 * p.c2s.log_len[0]);
+	for (i = 0; i < p.s2c.sent && i < 64; i++) {
+		/* Long header, type Initial (RFC 9000 §17.2.2). */
+		if ((p.s2c.log_first[i] & 0xb0) != 0x80)
+			continue;
+		print_message("server datagram %u: Initial, %u bytes\n", i,
+				p.s2c.log_len[i]);
+		assert_true(p.s2c.log_len[i] >= 1200);
+		initials++;
+	}
+	print_message("%llu Initial datagrams, %llu copies, %llu PTOs, "
+			"%llu of %u bytes\n", (unsigned long long)initials,
+			(unsigned long long)st.spec_sent,
+			(unsigned long long)st.ptos,
+			(unsigned long long)p.s2c.bytes,
+			3 * p.c2s.log_len[0]);
+	/* The first flight and, after a PTO, a full probe with it. */
+	assert_true(st.ptos >= 1);
+	assert_true(initials >= 2);
+	pair_free(&p);
+}
+
 static void
 test_garbage(void **state)
 {
@@ -821,6 +869,7 @@ main(void)
 		cmocka_unit_test(test_alpn_mismatch),
 		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_amplification_limit),
+		cmocka_unit_test(test_amplification_probe_credit),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_no_hol_blocking),
 		cmocka_unit_test(test_huge_idle_timeout),
