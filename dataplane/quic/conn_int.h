@@ -620,6 +620,8 @@ void dpq_conn_stream_unschedule(struct dpq_conn *c, struct dpq_qstream *qs);
 void dpq_conn_stream_events(struct dpq_conn *c, struct dpq_qstream *qs);
 void dpq_conn_streams_reschedule(struct dpq_conn *c);
 void dpq_conn_streams_free(struct dpq_conn *c);
+/* No streams: free the (empty) stream table until the next stream. */
+void dpq_conn_streams_trim(struct dpq_conn *c);
 int dpq_conn_streams_init(struct dpq_conn *c);
 
 /* conn_path.c */

@@ -24,29 +24,40 @@ stab_slot(const struct dpq_conn *c, uint64_t id)
 	return (uint32_t)(h >> 32) & (c->stab_size - 1);
 }
 
+/* The table is allocated with the first stream, and freed when a
+ * connection without streams parks (dpq_conn_streams_trim). */
 int
 dpq_conn_streams_init(struct dpq_conn *c)
 {
-	c->stab_size = STAB_INITIAL;
-	c->stab = dpq_mem_alloc(&c->mem, c->stab_size * sizeof(*c->stab));
-	if (c->stab == NULL)
-		return -ENOMEM;
-	memset(c->stab, 0, c->stab_size * sizeof(*c->stab));
+	c->stab_size = 0;
+	c->stab = NULL;
 	return 0;
+}
+
+void
+dpq_conn_streams_trim(struct dpq_conn *c)
+{
+	if (c->nstreams != 0 || c->stab == NULL)
+		return;
+	dpq_mem_free(&c->mem, c->stab);
+	c->stab = NULL;
+	c->stab_size = 0;
+	c->sendq = NULL;
 }
 
 static int
 stab_grow(struct dpq_conn *c)
 {
 	uint32_t old_size = c->stab_size, i;
+	uint32_t size = old_size ? 2 * old_size : STAB_INITIAL;
 	struct dpq_qstream **old = c->stab, **nt;
 
-	nt = dpq_mem_alloc(&c->mem, 2 * old_size * sizeof(*nt));
+	nt = dpq_mem_alloc(&c->mem, size * sizeof(*nt));
 	if (nt == NULL)
 		return -ENOMEM;
-	memset(nt, 0, 2 * old_size * sizeof(*nt));
+	memset(nt, 0, size * sizeof(*nt));
 	c->stab = nt;
-	c->stab_size = 2 * old_size;
+	c->stab_size = size;
 	for (i = 0; i < old_size; i++) {
 		struct dpq_qstream *qs = old[i], *next;
 
@@ -67,6 +78,8 @@ dpq_conn_stream_find(struct dpq_conn *c, uint64_t id)
 {
 	struct dpq_qstream *qs;
 
+	if (c->stab == NULL)
+		return NULL;
 	for (qs = c->stab[stab_slot(c, id)]; qs != NULL; qs = qs->hnext)
 		if (qs->s.id == id)
 			return qs;

@@ -66,7 +66,9 @@ struct conn_slot {
 	uint16_t gen;
 	bool hs_counted;
 	uint32_t live_pos;		/* index in s->live */
-	struct cid_key keys[CIDS_PER_CONN];
+	/* Its CIDs' positions in the hash's key store (the key is there:
+	 * rte_hash_get_key_with_position), not copies of 24 bytes each. */
+	int32_t keys[CIDS_PER_CONN];
 	unsigned int nkeys;
 	void *app_ctx;
 };
@@ -373,6 +375,19 @@ count_close(struct dpq_shard *s, const struct dpq_conn *c)
 	}
 }
 
+/* Remove the CID at position pos of the hash's key store. */
+static void
+cid_del_at(struct dpq_shard *s, int32_t pos)
+{
+	struct cid_key k;
+	void *kp;
+
+	if (rte_hash_get_key_with_position(s->cids, pos, &kp) != 0)
+		return;
+	memcpy(&k, kp, sizeof(k));
+	rte_hash_del_key(s->cids, &k);
+}
+
 /* Free a slot; opened: the connection counted as created (and so now as
  * closed), not one refused at its first datagram. */
 static void
@@ -402,7 +417,7 @@ slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 	dpq_wheel_cancel(&s->wheel, &sl->timer);
 	ready_del(sl);
 	for (k = 0; k < sl->nkeys; k++)
-		rte_hash_del_key(s->cids, &sl->keys[k]);
+		cid_del_at(s, sl->keys[k]);
 	if (sl->app_ctx != NULL && s->conf.app.conn_ctx_free != NULL)
 		s->conf.app.conn_ctx_free(s->conf.app.arg, sl->c, sl->app_ctx);
 	dpq_conn_destroy(sl->c);
@@ -457,18 +472,23 @@ static int
 slot_add_cid(struct dpq_shard *s, uint32_t idx, const struct dpq_cid *cid)
 {
 	struct conn_slot *sl = &s->slots[idx];
+	struct cid_key k;
+	int32_t pos;
 	int rc;
 
 	if (sl->nkeys >= CIDS_PER_CONN || cid->len == 0)
 		return -ENOSPC;
-	key_of(&sl->keys[sl->nkeys], cid->bytes, cid->len);
-	if (rte_hash_lookup(s->cids, &sl->keys[sl->nkeys]) >= 0)
+	key_of(&k, cid->bytes, cid->len);
+	if (rte_hash_lookup(s->cids, &k) >= 0)
 		return -EEXIST;
-	rc = rte_hash_add_key_data(s->cids, &sl->keys[sl->nkeys],
-			(void *)(uintptr_t)idx);
-	if (rc == 0)
-		sl->nkeys++;
-	return rc;
+	rc = rte_hash_add_key_data(s->cids, &k, (void *)(uintptr_t)idx);
+	if (rc != 0)
+		return rc;
+	pos = rte_hash_lookup(s->cids, &k);
+	if (pos < 0)
+		return pos;
+	sl->keys[sl->nkeys++] = pos;
+	return 0;
 }
 
 static void
@@ -476,13 +496,15 @@ slot_del_cid(struct dpq_shard *s, uint32_t idx, const struct dpq_cid *cid)
 {
 	struct conn_slot *sl = &s->slots[idx];
 	struct cid_key k;
+	int32_t pos;
 	unsigned int i;
 
 	key_of(&k, cid->bytes, cid->len);
-	for (i = 0; i < sl->nkeys; i++) {
-		if (memcmp(&sl->keys[i], &k, sizeof(k)) != 0)
+	pos = rte_hash_lookup(s->cids, &k);
+	for (i = 0; pos >= 0 && i < sl->nkeys; i++) {
+		if (sl->keys[i] != pos)
 			continue;
-		rte_hash_del_key(s->cids, &sl->keys[i]);
+		rte_hash_del_key(s->cids, &k);
 		sl->keys[i] = sl->keys[--sl->nkeys];
 		return;
 	}
