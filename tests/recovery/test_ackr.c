@@ -355,6 +355,49 @@ test_codec_round_trip(void **state)
 	assert_memory_equal(back, r, n * sizeof(r[0]));
 }
 
+/* Moving the ranges to a smaller array (a parked connection) keeps the
+ * highest, raises the floor past the others (RFC 9000 §13.2.3: they count
+ * as duplicates), keeps the schedule; moving back gives room again. */
+static void
+test_move(void **state)
+{
+	struct dpq_ack_range small[2];
+	struct dpq_ackr a;
+	static const uint64_t top2[] = { 20, 21, 10, 12 };
+
+	(void)state;
+	dpq_ackr_init(&a, MAD, ar, DPQ_ACKR_MAX_RANGES);
+	rec_ok(&a, 1, true, 0);
+	rec_ok(&a, 5, true, 0);
+	rec_ok(&a, 10, true, 0);
+	rec_ok(&a, 11, true, 0);
+	rec_ok(&a, 12, true, 0);
+	rec_ok(&a, 20, false, 0);
+	rec_ok(&a, 21, false, 0);
+	dpq_ackr_move(&a, small, 2);
+	assert_ranges(&a, top2, 2);
+	/* The floor is 6 now: 1 and 5 were forgotten, 4 counts as seen;
+	 * 7 and 15 were never received. */
+	assert_true(dpq_ackr_is_duplicate(&a, 5));
+	assert_true(dpq_ackr_is_duplicate(&a, 4));
+	assert_false(dpq_ackr_is_duplicate(&a, 7));
+	assert_false(dpq_ackr_is_duplicate(&a, 15));
+	assert_int_equal(dpq_ackr_largest(&a), 21);
+	/* Full at 2: a new range evicts the lowest. */
+	rec_ok(&a, 30, true, 0);
+	assert_true(dpq_ackr_is_duplicate(&a, 11));
+	dpq_ackr_move(&a, ar, DPQ_ACKR_MAX_RANGES);
+	rec_ok(&a, 15, true, 0);
+	rec_ok(&a, 17, true, 0);
+	assert_int_equal(dpq_ackr_ranges(&a, small, 2), 2);
+	{
+		static const uint64_t all[] = { 30, 30, 20, 21, 17, 17,
+			15, 15 };
+
+		assert_ranges(&a, all, 4);
+	}
+}
+
 int
 main(void)
 {
@@ -369,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_forget_after_ack_of_ack),
 		cmocka_unit_test(test_ecn),
 		cmocka_unit_test(test_codec_round_trip),
+		cmocka_unit_test(test_move),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
