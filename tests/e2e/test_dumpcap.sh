@@ -77,7 +77,12 @@ KADDR=198.18.0.1
 CAP=$TMP/dpquicd.pcapng
 K=$TMP/server.keylog
 DPQD_SHCONF="--file-prefix=$PREFIX"
-DPQD_MEM="--huge-dir=$HUGE -m 256 --iova-mode=va"
+# dumpcap and proc-info are secondary processes: they must map the
+# hugepage memory at the primary's addresses, which fails at random when
+# their own libraries already sit there (the primary under ASan makes it
+# likelier). A fixed base far above the libraries' mmap area avoids it
+# (and above ASan's shadow, which ends at 0x10007fff7fff).
+DPQD_MEM="--huge-dir=$HUGE -m 256 --iova-mode=va --base-virtaddr=0x200000000000"
 start_dpquicd_tap PD "$NS" dpqt0 "$DADDR" "$KADDR" 24 "$TMP/d.log" 0,1 -- \
 	--addr "$DADDR:4433" --root "$ROOT" --ctl "$TMP/d.sock" \
 	--keylog "$K" --duration 150
