@@ -251,6 +251,7 @@ cmd_connections(struct dpq_ctl_req *req, void *arg_)
 	const char *v;
 	char buf[32];
 	unsigned int i, k;
+	int rc;
 
 	v = arg(req, "limit", 0, buf, sizeof(buf));
 	if (v != NULL && (dpq_conf_parse_u64(v, &limit) != 0 || limit == 0))
@@ -264,9 +265,11 @@ cmd_connections(struct dpq_ctl_req *req, void *arg_)
 		mb->cursor = 0;
 		do {
 			mb->op = DPQD_OP_LIST;
-			if (dpqd_shardctl_call(d, i, DPQD_SHARD_WAIT_MS) != 0)
+			rc = dpqd_shardctl_call(d, i, DPQD_SHARD_WAIT_MS);
+			if (rc != 0)
 				return dpq_ctl_req_error(req, "connections: "
-					"shard %u did not answer", i);
+					"shard %u: %s", i,
+					dpqd_shardctl_strerror(d, i, rc));
 			for (k = 0; k < mb->n && shown < limit; k++, shown++)
 				w_conn(req->reply, i, &mb->info[k]);
 			mb->cursor += mb->n;
@@ -316,9 +319,10 @@ cmd_conn(struct dpq_ctl_req *req, void *arg_)
 	mb->cursor = 0;
 	do {
 		mb->op = DPQD_OP_LIST;
-		if (dpqd_shardctl_call(d, shard, DPQD_SHARD_WAIT_MS) != 0)
-			return dpq_ctl_req_error(req, "conn: shard %u did not "
-				"answer", shard);
+		rc = dpqd_shardctl_call(d, shard, DPQD_SHARD_WAIT_MS);
+		if (rc != 0)
+			return dpq_ctl_req_error(req, "conn: shard %u: %s",
+				shard, dpqd_shardctl_strerror(d, shard, rc));
 		for (k = 0; k < mb->n; k++)
 			if (mb->info[k].handle == h) {
 				dpq_json_w_key(req->reply, "connection");
@@ -355,8 +359,8 @@ cmd_close(struct dpq_ctl_req *req, void *arg_)
 		return dpq_ctl_req_error(req, "close: connection %" PRIx64
 			" is closing already", h);
 	if (rc != 0)
-		return dpq_ctl_req_error(req, "close: shard %u did not answer",
-			shard);
+		return dpq_ctl_req_error(req, "close: shard %u: %s", shard,
+			dpqd_shardctl_strerror(d, shard, rc));
 	dpq_json_w_key(req->reply, "closed");
 	w_conn(req->reply, shard, &mb->info[0]);
 	DLOG(NOTICE, "connection %" PRIx64 " closed by "

@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <rte_log.h>
 
@@ -69,9 +70,11 @@ struct dpqd_conn_info {
 
 #define DPQD_LIST_MAX	256	/* connections per LIST request */
 /* How long the main lcore waits for a shard to run a request: a shard
- * answers between two polls (microseconds), unless its core is taken
- * from it; dpquic-ctl waits longer (its -t default). */
+ * answers between two polls (microseconds). Time its thread spends
+ * waiting for a CPU (an overloaded machine) does not count, up to
+ * DPQD_SHARD_WAIT_MAX_MS in all (control/dpquicd/lcore_wait.h). */
 #define DPQD_SHARD_WAIT_MS	8000
+#define DPQD_SHARD_WAIT_MAX_MS	30000
 
 /*
  * One outstanding request per shard. The main lcore writes the request
@@ -128,7 +131,9 @@ struct dpqd_shard {
 	struct dpq_hs_ring *ring;
 	unsigned int lcore;
 	bool on_main;			/* polled by the main lcore */
+	pid_t tid;			/* its lcore's thread (0: not yet) */
 	struct dpqd_mailbox *mb;
+	char why[160];			/* the last request's failure */
 	struct dpqd_qlog_shard *qlog;
 	uint64_t config_version;	/* server config applied (atomic) */
 };
@@ -210,6 +215,8 @@ void dpqd_shardctl_serve(struct dpqd_shard *s);
 /* Main lcore: post a request (mb fields filled by the caller) and wait
  * for it, bounded (timeout_ms); returns 0 or -ETIMEDOUT. */
 int dpqd_shardctl_call(struct dpqd *d, unsigned int i, int timeout_ms);
+/* What failed in shard i's last call that returned rc (a sentence). */
+const char *dpqd_shardctl_strerror(struct dpqd *d, unsigned int i, int rc);
 /* Request on every shard; returns the first failure. */
 int dpqd_shardctl_all(struct dpqd *d, enum dpqd_shard_op op, bool flag,
 		uint64_t code, const char *reason);

@@ -141,8 +141,8 @@ dpqd_cmd_fec(struct dpq_ctl_req *req, void *arg_)
 			return dpq_ctl_req_error(req, "fec: no connection "
 				"%" PRIx64 " (closed already?)", h);
 		if (rc != 0)
-			return dpq_ctl_req_error(req, "fec: shard %u did not "
-				"answer", shard);
+			return dpq_ctl_req_error(req, "fec: shard %u: %s",
+				shard, dpqd_shardctl_strerror(d, shard, rc));
 		dpq_json_w_kstr(req->reply, "connection", iv);
 		dpq_json_w_kstr(req->reply, "policy", pv);
 		DLOG(NOTICE, "connection %" PRIx64 ": XOR-FEC policy %s "

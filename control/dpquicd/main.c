@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -237,6 +238,9 @@ shard_loop(void *arg)
 {
 	struct dpqd_shard *r = arg;
 
+	/* for the control requests' timeout (lcore_wait.h) */
+	__atomic_store_n(&r->tid, (pid_t)syscall(SYS_gettid),
+			__ATOMIC_RELEASE);
 	while (!lcores_stop) {
 		dpq_shard_poll(r->shard, dpq_shard_now_us());
 		dpqd_shardctl_serve(r);

@@ -509,7 +509,7 @@ dpqd_cmd_qlog(struct dpq_ctl_req *req, void *arg)
 			"connections already", ids, sh, DPQD_QLOG_TRACED);
 	if (rc != 0 && rc != -EALREADY)
 		return dpq_ctl_req_error(req, "qlog %s: shard %u: %s", ids,
-			sh, strerror(-rc));
+			sh, dpqd_shardctl_strerror(d, sh, rc));
 	if (!on) {
 		/* What the shard queued before the hook went away: all of it
 		 * (the shard detached before it answered, so nothing of this

@@ -8,11 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <rte_malloc.h>
 
 #include "control/dpquicd/dpquicd.h"
+#include "control/dpquicd/lcore_wait.h"
 #include "dataplane/engine/errors.h"
 
 uint64_t
@@ -169,16 +169,18 @@ dpqd_shardctl_call(struct dpqd *d, unsigned int i, int timeout_ms)
 	struct dpqd_shard *s = &d->sh[i];
 	struct dpqd_mailbox *mb = s->mb;
 	uint32_t seq = mb->seq + 1;
-	uint64_t until = dpqd_now_us() + (uint64_t)timeout_ms * 1000;
+	pid_t tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+	int rc;
 
+	s->why[0] = '\0';
 	/* A request that timed out earlier may still be running there:
 	 * never rewrite its arguments under it. */
-	while (__atomic_load_n(&mb->done, __ATOMIC_ACQUIRE) != mb->seq) {
-		struct timespec ts = { 0, 50000 };
-
-		if (dpqd_now_us() > until)
-			return -EBUSY;
-		nanosleep(&ts, NULL);
+	rc = dpqd_lcore_wait(&mb->done, mb->seq, tid, timeout_ms,
+			DPQD_SHARD_WAIT_MAX_MS, s->why, sizeof(s->why));
+	if (rc != 0) {
+		rte_log(RTE_LOG_WARNING, dpqd_logtype_ctl, "ctl: shard %u "
+			"busy with an earlier request: %s\n", i, s->why);
+		return -EBUSY;
 	}
 	__atomic_store_n(&mb->seq, seq, __ATOMIC_RELEASE);
 	if (s->on_main) {
@@ -186,14 +188,23 @@ dpqd_shardctl_call(struct dpqd *d, unsigned int i, int timeout_ms)
 		dpqd_shardctl_serve(s);
 		return mb->rc;
 	}
-	while (__atomic_load_n(&mb->done, __ATOMIC_ACQUIRE) != seq) {
-		struct timespec ts = { 0, 50000 };
-
-		if (dpqd_now_us() > until)
-			return -ETIMEDOUT;
-		nanosleep(&ts, NULL);
+	rc = dpqd_lcore_wait(&mb->done, seq, tid, timeout_ms,
+			DPQD_SHARD_WAIT_MAX_MS, s->why, sizeof(s->why));
+	if (rc != 0) {
+		rte_log(RTE_LOG_WARNING, dpqd_logtype_ctl, "ctl: shard %u: "
+			"%s\n", i, s->why);
+		return rc;
 	}
 	return mb->rc;
+}
+
+const char *
+dpqd_shardctl_strerror(struct dpqd *d, unsigned int i, int rc)
+{
+	if ((rc == -ETIMEDOUT || rc == -EBUSY) && i < DPQD_MAX_SHARDS &&
+	    d->sh[i].why[0] != '\0')
+		return d->sh[i].why;
+	return strerror(-rc);
 }
 
 int

@@ -42,7 +42,7 @@ ctl = { path = "$SOCK"; };
 qlog = { dir = "$1"; sample = $2; };
 CONF
 }
-ctl() { ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 -s "$SOCK" "$@"; }
+ctl() { ip netns exec "$NS" timeout 90 "$DPQUIC_CTL" -t 60000 -s "$SOCK" "$@"; }
 wait_conns() {	# wait_conns N: bounded by time (a loaded machine is slow)
 	local until=$((SECONDS + 120))
 	while [ $SECONDS -lt $until ]; do
