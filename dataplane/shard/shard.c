@@ -77,6 +77,7 @@ struct dpq_shard {
 	struct dpq_shard_conf conf;
 	struct dpq_shard_warn warn;	/* peer warnings, rate-limited */
 	struct dpq_shard_warn warn_drop;	/* listener drops (DEBUG) */
+	struct dpq_shard_flood_log flood_log;	/* flood summaries */
 	/* What the connections allocate, charged to one budget. */
 	struct dpq_membudget budget;
 	struct dpq_mem state_mem, buf_mem;
@@ -933,6 +934,46 @@ log_drop(struct dpq_shard *s, const struct dpq_rx_info *ri, const char *why,
 			dpq_addr_format(&pa, a, sizeof(a)), why, len, now);
 }
 
+/* What a peer did wrong before it had a connection: a rate-limited
+ * WARNING on dpquic.peer (shard_log.h). */
+static void
+log_peer_warn(struct dpq_shard *s, const struct dpq_rx_info *ri,
+		const char *what, uint64_t now)
+{
+	struct dpq_addr pa;
+	char a[64];
+
+	if (!rte_log_can_log(dpq_logtype_peer, RTE_LOG_WARNING))
+		return;
+	from_netaddr(&ri->tuple.peer, &pa);
+	dpq_shard_log_peer_warn(&s->warn, s->conf.shard_id,
+			dpq_addr_format(&pa, a, sizeof(a)), what, now);
+}
+
+/* Something only a flood of new connections makes the shard do (Retry
+ * because many handshakes are half-open, replies over their rate,
+ * eviction, refusal) may have happened: a WARNING summary now and then,
+ * so that an operator sees the flood at the default log level. */
+static void
+log_flood(struct dpq_shard *s, uint64_t now)
+{
+	const struct dpq_listener_stats *ls;
+	struct dpq_halfopen *ho;
+	struct dpq_shard_flood f;
+
+	if (s->conf.listener == NULL ||
+	    !rte_log_can_log(dpq_logtype_peer, RTE_LOG_WARNING))
+		return;
+	ls = dpq_listener_stats(s->conf.listener);
+	f.retry_halfopen = ls->retry_halfopen;
+	f.reply_rate_drops = ls->outcome[DPQ_LO_DROP_REPLY_RATE];
+	f.evicted = s->stats.conns_evicted;
+	f.refused = s->stats.conns_refused;
+	ho = dpq_listener_halfopen(s->conf.listener);
+	dpq_shard_log_flood(&s->flood_log, s->conf.shard_id, &f,
+			ho == NULL ? 0 : dpq_halfopen_count(ho), now);
+}
+
 /* A new server connection is half-open until its handshake completes
  * (dataplane/server/halfopen.h): evict the victim the tracker named (the
  * oldest half-open connection of the peer's prefix or of the shard, which
@@ -1017,6 +1058,12 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		s->stats.unvalidated_rx += m->data_len;
 		s->stats.unvalidated_tx += r.reply_len;
 		tx_reply(s, r.reply, r.reply_len, meta);
+		if (r.outcome == DPQ_LO_CLOSE_INVALID_TOKEN)
+			log_peer_warn(s, &ri, "Initial with an invalid Retry "
+				"token (forged, expired, or sent from another "
+				"address): closed with INVALID_TOKEN", now);
+		else if (r.outcome == DPQ_LO_RETRY)
+			log_flood(s, now);
 		break;
 	case DPQ_LISTEN_ACCEPT:
 		ho = dpq_listener_halfopen(s->conf.listener);
@@ -1030,6 +1077,7 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		    budget_spent(s)) {
 			s->stats.conns_refused++;
 			s->stats.unvalidated_rx += m->data_len;
+			log_flood(s, now);
 			break;
 		}
 		in.scid = r.scid;
@@ -1043,6 +1091,7 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		c = conn_new(s, &in);
 		if (c == NULL) {
 			s->stats.unvalidated_rx += m->data_len;
+			log_flood(s, now);
 			break;
 		}
 		/* Found by the client's first DCID until it switches. */
@@ -1060,6 +1109,8 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 			halfopen_track(s, ho, c, verdict, victim,
 					&ri.tuple.peer);
 			log_conn(s, c, DPQ_SHARD_EV_OPEN);
+			if (verdict == DPQ_HO_EVICT)
+				log_flood(s, now);
 		}
 		break;
 	default:
@@ -1069,6 +1120,8 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 		 * peer that gets no answer (dpquic.peer:debug). */
 		log_drop(s, &ri, dpq_listen_outcome_str(r.outcome),
 				m->data_len, now);
+		if (r.outcome == DPQ_LO_DROP_REPLY_RATE)
+			log_flood(s, now);
 		break;
 	}
 	rte_pktmbuf_free(m);

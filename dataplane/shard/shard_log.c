@@ -132,3 +132,53 @@ dpq_shard_log_peer_error(struct dpq_shard_warn *w, unsigned int shard,
 		ci->reason[0] ? "\"" : "", more);
 	return true;
 }
+
+bool
+dpq_shard_log_peer_warn(struct dpq_shard_warn *w, unsigned int shard,
+		const char *peer, const char *what, uint64_t now_us)
+{
+	char more[64];
+
+	if (!rte_log_can_log(dpq_logtype_peer, RTE_LOG_WARNING) ||
+	    !warn_pass(w, now_us, more, sizeof(more)))
+		return false;
+	rte_log(RTE_LOG_WARNING, dpq_logtype_peer, "peer %s (shard %u): %s%s\n",
+		peer, shard, what, more);
+	return true;
+}
+
+bool
+dpq_shard_log_flood(struct dpq_shard_flood_log *fl, unsigned int shard,
+		const struct dpq_shard_flood *c, uint32_t halfopen,
+		uint64_t now_us)
+{
+	const struct dpq_shard_flood *o = &fl->at_last;
+	char since[48];
+
+	if (fl->printed && now_us - fl->last_us < DPQ_SHARD_FLOOD_EVERY_US)
+		return false;
+	if (c->retry_halfopen == o->retry_halfopen &&
+	    c->reply_rate_drops == o->reply_rate_drops &&
+	    c->evicted == o->evicted && c->refused == o->refused)
+		return false;
+	if (!rte_log_can_log(dpq_logtype_peer, RTE_LOG_WARNING))
+		return false;
+	if (fl->printed)
+		snprintf(since, sizeof(since), "in the last %.0f s",
+			(double)(now_us - fl->last_us) / 1e6);
+	else
+		snprintf(since, sizeof(since), "so far");
+	rte_log(RTE_LOG_WARNING, dpq_logtype_peer, "shard %u: a flood of new "
+		"connections (%u handshakes half-open): %s %" PRIu64
+		" Initials answered with a Retry, %" PRIu64 " replies over "
+		"their rate dropped, %" PRIu64 " half-open connections "
+		"evicted, %" PRIu64 " new connections refused (dpquic-ctl "
+		"stats: listener, halfopen)\n", shard, halfopen, since,
+		c->retry_halfopen - o->retry_halfopen,
+		c->reply_rate_drops - o->reply_rate_drops,
+		c->evicted - o->evicted, c->refused - o->refused);
+	fl->at_last = *c;
+	fl->last_us = now_us;
+	fl->printed = true;
+	return true;
+}

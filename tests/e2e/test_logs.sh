@@ -13,7 +13,8 @@
 # handshake time, and its close with bytes both ways; a control command
 # logs who asked; a shard logs its start at INFO; a peer that overruns a
 # stream's flow control gets one WARN line on dpquic.peer with the error
-# code; every line starts with a timestamp and its level; with the
+# code; a flood of half-open handshakes gets a WARN summary (at most one
+# per 10 s) at the default level; every line starts with a timestamp and its level; with the
 # default levels none of the DEBUG lines appear.
 DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/../interop/netns_lib.sh"
@@ -96,10 +97,19 @@ run_timed cli2 0 ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 30 \
 	"$DADDR:4433" /f2k
 timeout -k 2 60 ip netns exec "$NS" "$HOSTILE" flow-stream "$DADDR:4433" \
 	> "$TMP/hostile2.out" 2>&1
+# 300 handshakes left half-open from one host: past the auto-Retry
+# threshold (128) and the per-prefix bound, a flood the operator sees.
+timeout -k 2 120 ip netns exec "$NS" "$HOSTILE" --count 300 halfopen \
+	"$DADDR:4433" > "$TMP/halfopen.out" 2>&1
 sleep 1
 bg_stop "$PD2"
 grep -q 'DEBUG ' "$L" && fail "DEBUG lines at the default level" ||
 	ok "default level: no DEBUG lines"
 expect_log "WARN   peer $KADDR:[0-9]+ \(shard 0\): FLOW_CONTROL_ERROR" \
 	"default level: the peer warning"
+expect_log "WARN   shard 0: a flood of new connections \([0-9]+ handshakes half-open\): so far [0-9]+ Initials answered with a Retry, [0-9]+ replies over their rate dropped, [0-9]+ half-open connections evicted, [0-9]+ new connections refused" \
+	"default level: a half-open flood gets a WARN summary"
+n=$(grep -c 'a flood of new connections' "$L")
+[ "$n" -le 3 ] && ok "the flood summary is rate-limited ($n line(s))" ||
+	fail "$n flood lines for one short flood"
 finish

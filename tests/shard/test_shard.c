@@ -22,6 +22,7 @@
 
 #include "dataplane/server/listener.h"
 #include "dataplane/shard/shard.h"
+#include "dataplane/shard/shard_log.h"
 #include "tests/lib/hs_null.h"
 #include "tests/lib/memdrv.h"
 
@@ -618,10 +619,20 @@ one_established(struct net *n)
 static void
 test_halfopen_table(void **state)
 {
+	char *logbuf = NULL;
+	size_t loglen = 0;
+	FILE *log = open_memstream(&logbuf, &loglen);
+	uint32_t global = rte_log_get_global_level();
 	struct net n;
 	struct dpq_conn *c;
+	const char *p;
 
 	(void)state;
+	/* The operator sees the flood at the default level (WARNING). */
+	assert_non_null(log);
+	assert_int_equal(rte_openlog_stream(log), 0);
+	rte_log_set_global_level(RTE_LOG_WARNING);
+	rte_log_set_level(dpq_logtype_peer, RTE_LOG_WARNING);
 	srv_max_conns = HO_ATTACK;
 	default_bounds = true;
 	memset(&ho, 0, sizeof(ho));
@@ -645,6 +656,15 @@ test_halfopen_table(void **state)
 	assert_true(stats(n.srv).conns_evicted >= 1);
 	assert_true(stats(n.srv).halfopen <= HO_ATTACK);
 	net_free(&n);
+	rte_openlog_stream(NULL);
+	rte_log_set_global_level(global);
+	fclose(log);
+	/* One summary (all within 10 s): at least the eviction in it. */
+	p = strstr(logbuf, "shard 0: a flood of new connections (");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "shard 0: a flood"));
+	assert_non_null(strstr(p, " 1 half-open connections evicted"));
+	free(logbuf);
 }
 
 /* A memory budget filled by idle connections (the state of each is

@@ -119,6 +119,74 @@ drop_lines(void **state)
 		"shown)"), 1);
 }
 
+/* An Initial with a forged Retry token: a WARNING naming the peer, at
+ * the default level, limited with the protocol errors. */
+static void
+peer_warn(void **state)
+{
+	struct dpq_shard_warn w = { 0 };
+	unsigned int i, shown = 0;
+
+	(void)state;
+	for (i = 0; i < 12; i++)
+		shown += dpq_shard_log_peer_warn(&w, 2, "198.18.0.9:777",
+				"Initial with an invalid Retry token", 10 + i);
+	assert_int_equal(shown, DPQ_SHARD_WARN_PER_S);
+	assert_int_equal(count("peer 198.18.0.9:777 (shard 2): Initial with "
+		"an invalid Retry token\n"), DPQ_SHARD_WARN_PER_S);
+	assert_true(dpq_shard_log_peer_warn(&w, 2, "198.18.0.9:777", "x",
+			2000000));
+	assert_int_equal(count("x (2 more like it not shown)"), 1);
+}
+
+/* A flood: the first event at once with the totals, then one summary of
+ * what changed per DPQ_SHARD_FLOOD_EVERY_US however many events, and
+ * nothing when nothing changed. */
+static void
+flood_summary(void **state)
+{
+	struct dpq_shard_flood_log fl = { 0 };
+	struct dpq_shard_flood f = { 0 };
+	uint64_t t = 7000000, i;
+	unsigned int shown = 0;
+
+	(void)state;
+	assert_false(dpq_shard_log_flood(&fl, 0, &f, 0, t));	/* no change */
+	f.retry_halfopen = 1;
+	assert_true(dpq_shard_log_flood(&fl, 0, &f, 130, t));
+	assert_int_equal(count("shard 0: a flood of new connections "
+		"(130 handshakes half-open): so far 1 Initials answered with "
+		"a Retry, 0 replies over their rate dropped, 0 half-open "
+		"connections evicted, 0 new connections refused"), 1);
+	/* 100,000 events in the next 9.9 s: silent */
+	for (i = 1; i <= 100000; i++) {
+		f.retry_halfopen++;
+		if (i % 10 == 0)
+			f.reply_rate_drops++;
+		shown += dpq_shard_log_flood(&fl, 0, &f, 900,
+				t + i * 99);
+	}
+	assert_int_equal(shown, 0);
+	f.evicted = 3;
+	f.refused = 4;
+	assert_true(dpq_shard_log_flood(&fl, 0, &f, 1000,
+			t + DPQ_SHARD_FLOOD_EVERY_US));
+	assert_int_equal(count("(1000 handshakes half-open): in the last 10 s "
+		"100000 Initials answered with a Retry, 10000 replies over "
+		"their rate dropped, 3 half-open connections evicted, 4 new "
+		"connections refused"), 1);
+	/* the flood is over: nothing new, nothing printed */
+	assert_false(dpq_shard_log_flood(&fl, 0, &f, 0,
+			t + 5 * DPQ_SHARD_FLOOD_EVERY_US));
+	assert_int_equal(count("flood"), 2);
+	/* WARNING off: nothing */
+	rte_log_set_level(dpq_logtype_peer, RTE_LOG_ERR);
+	f.refused++;
+	assert_false(dpq_shard_log_flood(&fl, 0, &f, 0,
+			t + 9 * DPQ_SHARD_FLOOD_EVERY_US));
+	assert_int_equal(count("flood"), 2);
+}
+
 static void
 level_off(void **state)
 {
@@ -138,6 +206,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(rate_limited, setup, teardown),
 		cmocka_unit_test_setup_teardown(drop_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(peer_warn, setup, teardown),
+		cmocka_unit_test_setup_teardown(flood_summary, setup, teardown),
 		cmocka_unit_test_setup_teardown(level_off, setup, teardown),
 	};
 
