@@ -775,9 +775,28 @@ dpq_conf_load_file(struct dpq_conf *c, const char *path, char *err, size_t n)
 	return rc;
 }
 
+/* "FILE:LINE: " when dotted's value came from the file, else "": an
+ * error across keys still names the line to fix. */
+static const char *
+where(const struct dpq_conf *c, const char *dotted, char *buf, size_t n)
+{
+	const struct dpq_conf_key *k = dpq_conf_find(dotted, NULL);
+	char o[300];
+	int i;
+
+	buf[0] = '\0';
+	i = k != NULL ? key_index(k) : -1;
+	if (i >= 0 && c->src[i].origin == DPQ_CONF_FILE)
+		snprintf(buf, n, "%s: ",
+			dpq_conf_origin_str(c, k, o, sizeof(o)));
+	return buf;
+}
+
 int
 dpq_conf_check(const struct dpq_conf *c, char *err, size_t n)
 {
+	char w[320];
+
 	if (c->server.addr.family == 0) {
 		seterr(err, n, "no address to serve on: give --addr IP:PORT "
 			"or server.addr in the config file (-c FILE)");
@@ -789,15 +808,17 @@ dpq_conf_check(const struct dpq_conf *c, char *err, size_t n)
 		return -EINVAL;
 	}
 	if ((c->tls.cert == NULL) != (c->tls.key == NULL)) {
-		seterr(err, n, "tls.cert (--cert) and tls.key (--key) go "
+		seterr(err, n, "%stls.cert (--cert) and tls.key (--key) go "
 			"together: give both, or neither for a self-signed "
-			"certificate");
+			"certificate", where(c, c->tls.cert != NULL ?
+				"tls.cert" : "tls.key", w, sizeof(w)));
 		return -EINVAL;
 	}
 	if (c->port.gateway.family != 0 &&
 	    c->port.gateway.family != c->server.addr.family) {
-		seterr(err, n, "port.gateway (--gateway) and server.addr "
-			"(--addr) must be of the same IP version");
+		seterr(err, n, "%sport.gateway (--gateway) and server.addr "
+			"(--addr) must be of the same IP version",
+			where(c, "port.gateway", w, sizeof(w)));
 		return -EINVAL;
 	}
 	return 0;

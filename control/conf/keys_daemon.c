@@ -46,18 +46,40 @@ check_level(const char *val, char *err, size_t n)
 	return -EINVAL;
 }
 
+/* The dpquic.* log types (RTE_LOG_REGISTER in control/dpquicd/log.c,
+ * control/mgmt, drivers/, dataplane/shard/shard_log.c; ops_config_errors
+ * checks this list against `dpquicd --help`). A name of one of ours
+ * that matches none is a typo that would silently change nothing. */
+static const char *const dpquic_log_types[] = {
+	"dpquic.daemon", "dpquic.ctl", "dpquic.mgmt", "dpquic.driver",
+	"dpquic.driver.udp", "dpquic.shard", "dpquic.conn", "dpquic.peer",
+};
+
 /* "PATTERN:LEVEL", as EAL's --log-level takes it. */
 static int
 check_type_level(const char *val, char *err, size_t n)
 {
 	const char *colon = strrchr(val, ':');
+	size_t i, len;
 	uint32_t l;
 
-	if (colon != NULL && colon != val &&
-	    dpq_conf_parse_log_level(colon + 1, &l) == 0)
-		return 0;
-	snprintf(err, n, "expected TYPE-PATTERN:LEVEL, e.g. "
-		"\"dpquic.shard:debug\" or \"lib.eal:error\"");
+	if (colon == NULL || colon == val ||
+	    dpq_conf_parse_log_level(colon + 1, &l) != 0) {
+		snprintf(err, n, "expected TYPE-PATTERN:LEVEL, e.g. "
+			"\"dpquic.shard:debug\" or \"lib.eal:error\"");
+		return -EINVAL;
+	}
+	len = (size_t)(colon - val);
+	if (strncmp(val, "dpquic.", 7) != 0 ||
+	    strcspn(val, "*?[") < len)
+		return 0;	/* DPDK's types, or a pattern */
+	for (i = 0; i < NKEYS(dpquic_log_types); i++)
+		if (strlen(dpquic_log_types[i]) == len &&
+		    strncmp(val, dpquic_log_types[i], len) == 0)
+			return 0;
+	snprintf(err, n, "no log type %.*s (dpquic's: dpquic.daemon, .ctl, "
+		".mgmt, .driver, .driver.udp, .shard, .conn, .peer; or a "
+		"pattern such as dpquic.*)", (int)len, val);
 	return -EINVAL;
 }
 

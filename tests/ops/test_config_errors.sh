@@ -82,6 +82,21 @@ conf 'eal = {' '  vdev = ( "net_tap0", { a = 1; } );' '};'
 expect file-list-elem 2 "$C:2: eal.vdev: element 2: expected a string" -- -c "$C"
 conf 'log = {' '  level = "loud";' '};'
 expect file-level 2 "$C:2: log.level: \"loud\": expected a log level" -- -c "$C"
+conf 'log = {' '  levels = [ "dpquic.peer:debug", "dpquic.nope:debug" ];' '};'
+expect file-log-type 2 "$C:2: log.levels: .*no log type dpquic.nope \\(dpquic's: dpquic.daemon" -- -c "$C"
+conf 'log = {' '  levels = [ "dpquic.*:debug", "lib.eal:error", "dpquic.driver.udp:info" ];' '};'
+expect file-log-types-ok 2 'no address to serve on' -- -c "$C"
+# every dpquic.* type the daemon registers is one the config accepts
+for t in $(sed -n 's/.*RTE_LOG_REGISTER([a-z_]*, *\(dpquic[a-z.]*\),.*/\1/p' \
+		"$(dirname "$0")"/../../control/dpquicd/*.c \
+		"$(dirname "$0")"/../../control/mgmt/*.c \
+		"$(dirname "$0")"/../../drivers/*/*.c "$(dirname "$0")"/../../drivers/*.c \
+		"$(dirname "$0")"/../../dataplane/shard/*.c 2>/dev/null); do
+	conf 'log = {' "  levels = [ \"$t:debug\" ];" '};'
+	expect "log-type-$t" 2 'no address to serve on' -- -c "$C"
+done
+conf 'server = {' "  addr = \"198.18.0.2:4433\";" "  root = \"$TMP/www\";" '};' 'tls = {' '  cert = "/etc/hostname";' '};'
+expect file-cert-alone 2 "$C:6: tls.cert \\(--cert\\) and tls.key \\(--key\\) go together" -- -c "$C"
 expect file-missing 2 "$TMP/none.conf: cannot read the config file: No such file" -- -c "$TMP/none.conf"
 head -c 300000 /dev/urandom > "$C"
 expect file-garbage 2 "$C:[0-9]+: " -- -c "$C"
