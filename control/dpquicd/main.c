@@ -210,6 +210,33 @@ cid_to_shard(void *arg, const uint8_t *cid, size_t len)
 	return (uint8_t)(h % dpqd.nshards);
 }
 
+/*
+ * DPDK's net_tap asks the kernel for a signal per received packet (its
+ * rx burst reads only after one; a real-time signal, SIGRTMIN+1 here,
+ * so they queue and none is merged): under a flood that is tens of
+ * thousands a second, and the kernel delivers each to any thread that
+ * does not block it, waking a sleeping management, interrupt or
+ * telemetry thread for nothing (perf in a spoofed Initial flood: three
+ * quarters of the signals went there). Only the dataplane lcores take
+ * them: EAL's threads inherit the block from rte_eal_init, the
+ * management thread from its creation, and the lcores unblock (the main
+ * one after rte_eal_init, workers in shard_loop). dpquicd uses no
+ * real-time signal itself; SIGIO is blocked with them for a driver
+ * that keeps the default.
+ */
+static void
+sigio_block(bool block)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGIO);
+	for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&set, sig);
+	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
 /* The management thread is not a dataplane core (DESIGN §2): a thread
  * inherits its creator's CPU set, which EAL pinned to the main lcore,
  * so create it with every CPU allowed and let the scheduler place it. */
@@ -226,7 +253,9 @@ start_mgmt_unpinned(struct dpq_mgmt *m)
 	for (i = 0; i < n && i < CPU_SETSIZE; i++)
 		CPU_SET(i, &all);
 	pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+	sigio_block(true);	/* inherited by the thread */
 	rc = dpq_mgmt_start_thread(m);
+	sigio_block(false);
 	pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
 	return rc;
 }
@@ -241,6 +270,7 @@ shard_loop(void *arg)
 	/* for the control requests' timeout (lcore_wait.h) */
 	__atomic_store_n(&r->tid, (pid_t)syscall(SYS_gettid),
 			__ATOMIC_RELEASE);
+	sigio_block(false);
 	while (!lcores_stop) {
 		dpq_shard_poll(r->shard, dpq_shard_now_us());
 		dpqd_shardctl_serve(r);
@@ -732,7 +762,9 @@ main(int argc, char **argv)
 			goto out;
 		}
 		memcpy(copy, eal_argv, (size_t)eal_argc * sizeof(*copy));
+		sigio_block(true);	/* EAL's threads: see sigio_block */
 		n = rte_eal_init(eal_argc, copy);
+		sigio_block(false);
 		free(copy);
 	}
 	if (n < 0) {

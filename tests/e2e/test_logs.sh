@@ -14,7 +14,8 @@
 # logs who asked; a shard logs its start at INFO; a peer that overruns a
 # stream's flow control gets one WARN line on dpquic.peer with the error
 # code; a flood of half-open handshakes gets a WARN summary (at most one
-# per 10 s) at the default level; every line starts with a timestamp and its level; with the
+# per 10 s) at the default level; the tap's per-packet signals reach the
+# dataplane thread only; every line starts with a timestamp and its level; with the
 # default levels none of the DEBUG lines appear.
 DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/../interop/netns_lib.sh"
@@ -95,6 +96,27 @@ start_dpquicd_tap PD2 "$NS" dpqt0 "$DADDR" "$KADDR" 24 "$L" 0,1 -- \
 	--addr "$DADDR:4433" --root "$ROOT" --ctl "$SOCK"
 run_timed cli2 0 ip netns exec "$NS" "$DPQUIC_CLIENT" --timeout 30 \
 	"$DADDR:4433" /f2k
+# net_tap signals every received packet (a real-time signal, SIGRTMIN+1
+# = 35 with glibc): only the dataplane lcore may take them, never the
+# management, interrupt or telemetry threads (they would be woken per
+# packet of a flood). SigBlk bit N-1 is signal N.
+sigblk() {	# TASKDIR SIG: is SIG blocked in that thread?
+	local m
+	m=$(sed -n 's/^SigBlk:[[:space:]]*//p' "$1/status")
+	[ $(( (0x$m >> ($2 - 1)) & 1 )) -eq 1 ]
+}
+for t in /proc/$PD2/task/*; do
+	comm=$(cat "$t/comm" 2>/dev/null) || continue
+	[ "${t##*/}" = "$PD2" ] && comm=main
+	case $comm in
+	main)	# the main lcore runs the shard
+		sigblk "$t" 35 && fail "the dataplane thread blocks signal 35" ;;
+	dpq-mgmt|eal-intr-thread|telemetry-v2)
+		sigblk "$t" 35 && sigblk "$t" 29 ||
+			fail "$comm does not block the tap's signals (35, SIGIO)"
+		ok "$comm blocks the tap's signals" ;;
+	esac
+done
 timeout -k 2 60 ip netns exec "$NS" "$HOSTILE" flow-stream "$DADDR:4433" \
 	> "$TMP/hostile2.out" 2>&1
 # 300 handshakes left half-open from one host: past the auto-Retry
