@@ -112,9 +112,11 @@ for t in /proc/$PD2/task/*; do
 	main)	# the main lcore runs the shard
 		sigblk "$t" 35 && fail "the dataplane thread blocks signal 35" ;;
 	dpq-mgmt|eal-intr-thread|telemetry-v2)
-		sigblk "$t" 35 && sigblk "$t" 29 ||
+		if sigblk "$t" 35 && sigblk "$t" 29; then
+			ok "$comm blocks the tap's signals"
+		else
 			fail "$comm does not block the tap's signals (35, SIGIO)"
-		ok "$comm blocks the tap's signals" ;;
+		fi ;;
 	esac
 done
 timeout -k 2 60 ip netns exec "$NS" "$HOSTILE" flow-stream "$DADDR:4433" \
