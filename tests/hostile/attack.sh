@@ -186,7 +186,10 @@ for a in "${ATTACKS[@]}"; do
 	base=$(good "base-$a")
 	start_attack "$a"
 	sleep 2
+	stats "$TMP/s0b.json"
+	t0=$(date +%s.%N)
 	under=$(good "under-$a")
+	t1=$(date +%s.%N)
 	stats "$TMP/s1.json"
 	stop_attackers
 	# Half-open connections end within the handshake deadline (10 s),
@@ -206,6 +209,16 @@ for a in "${ATTACKS[@]}"; do
 		"$(mib "$(val "$TMP/s1.json" mem_peak)")" \
 		"$(mib "$(val "$TMP/s2.json" mem_used)")" \
 		"$(mib "$(val "$TMP/s2.json" mem_budget)")" "$newok"
+	# What the server did during the good download: datagrams from
+	# unvalidated addresses per second (a flood's rate as the daemon
+	# saw it), bytes it sent to everyone, buffer allocations its memory
+	# budget refused.
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+	d() { echo $(( $(val "$TMP/s1.json" "$1") - $(val "$TMP/s0b.json" "$1") )); }
+	awk -v r="$(d unvalidated_rx_bytes)" -v tx="$(d tx_bytes)" \
+		-v m="$(d mem_refused)" -v s="$secs" 'BEGIN {
+		printf "   during the good download (%.1f s): unvalidated rx %.0f B/s (%.0f datagrams/s of 1200 B), server tx %.0f Mbit/s, memory budget refusals %d\n",
+			s, r / s, r / s / 1200, tx * 8 / s / 1e6, m }'
 	[ "$utx" -le $((3 * urx)) ] ||
 		fail "$a: $utx bytes to unvalidated addresses for $urx received (> 3x, RFC 9000 §8.1)"
 	[ "$newok" = yes ] || fail "$a: no new connection after the attack"
