@@ -10,7 +10,7 @@
  * that is a decimal integer becomes a JSON integer, true and false become
  * booleans, anything else a string. The socket is -s, else
  * $DPQUIC_CTL_SOCKET, else DPQ_CTL_DEFAULT_PATH (/run/dpquic/dpquicd.sock).
- * The whole exchange must finish within -t milliseconds (default 10000).
+ * The whole exchange must finish within -t milliseconds (default 35000: longer than the daemon waits for a CPU-starved shard, 30 s).
  *
  * Exit status: 0 the daemon replied ok:true; 1 it replied ok:false;
  * 2 usage error, connection failure, timeout or a malformed reply.
@@ -37,7 +37,7 @@
 #define EXIT_NOTOK	1
 #define EXIT_USAGE	2
 
-#define CTL_TIMEOUT_MS_DEFAULT	10000
+#define CTL_TIMEOUT_MS_DEFAULT	35000
 #define CTL_REQ_MAX		DPQ_CTL_LINE_MAX_DEFAULT
 #define CTL_PRETTY_MAX		(64u << 20)
 
