@@ -17,7 +17,7 @@
 # Printed per attack: the good client's goodput without and during it and
 # the ratio (goal >= 0.8), the bytes the server sent to / received from
 # addresses it had not validated, the shard's memory (used before, peak
-# during, used 15 s after, and the budget), and whether a new connection
+# during, used 20 s after, and the budget), and whether a new connection
 # is accepted after it. The only assertions are protocol bounds: at most
 # 3x to unvalidated addresses (RFC 9000 §8.1), the daemon alive, a new
 # connection served; goodput and memory are figures, not pass/fail (the
@@ -95,7 +95,7 @@ ip -n "$NS" link set lo up
 ip netns exec "$NS" "$DPQUICD" -l "${DPQ_ATTACK_LCORES:-0}" --no-huge \
 	--no-shconf --no-pci -m 1024 --log-level=error --no-telemetry \
 	--vdev=net_tap0,iface=dpqa0 -- --addr "$ADDR:$PORT" \
-	--gateway 198.18.0.1 --idle-timeout-ms 3000 \
+	--gateway 198.18.0.1 --idle-timeout-ms 8000 \
 	--root "$TMP/root" --ctl "$SOCK" --duration 1700 \
 	> "$TMP/dpquicd.log" 2>&1 &
 DPID=$!
@@ -144,6 +144,9 @@ good() {
 	local out=$TMP/$1.good
 	in_ns "$CLIENT" --sha256 --timeout 60 "$ADDR:$PORT" /big > "$out" 2>&1
 	if ! grep -q "^sha256 $BIG_SHA /big" "$out"; then
+		echo "   good client ($1) did not get /big:" >&2
+		grep -v '^\(key_updates\|cc \|spec \|session \|fec \)' "$out" |
+			sed 's/^/     /' | head -6 >&2
 		echo 0
 		return
 	fi
@@ -193,8 +196,9 @@ for a in "${ATTACKS[@]}"; do
 	stats "$TMP/s1.json"
 	stop_attackers
 	# Half-open connections end within the handshake deadline (10 s),
-	# abandoned ones within the idle timeout (3 s).
-	sleep 15
+	# abandoned ones within the idle timeout (8 s: shorter stalled the
+	# good client, whose idle timeout is the same, on a loaded machine).
+	sleep 20
 	stats "$TMP/s2.json"
 	newok=no
 	in_ns "$CLIENT" --timeout 20 "$ADDR:$PORT" /m1 > "$TMP/new-$a.out" 2>&1 &&

@@ -86,6 +86,20 @@ wait_conns() {
 	done
 	return 1
 }
+# wait_established: until the first listed connection finished its
+# handshake (bounded: listed at its first Initial, a loaded machine may
+# take seconds to complete it; then ALPN and state are known).
+wait_established() {
+	local i
+	for i in $(seq 1 300); do
+		ctl connections > "$TMP/conns.json" 2>/dev/null &&
+			[ "$(json_get "$TMP/conns.json" \
+				"s['total'] >= 1 and s['connections'][0]['state'] == 'established'")" = True ] &&
+			return 0
+		sleep 0.2
+	done
+	return 1
+}
 # elapsed T0: seconds since T0 (date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 
@@ -98,7 +112,7 @@ start_daemon() {
 write_conf info 1
 start_daemon 1
 client_bg a1 /big
-if wait_conns 1; then
+if wait_conns 1 && wait_established; then
 	S=$TMP/conns.json
 	check_json "$S" "s['connections'][0]['peer'].startswith('$KADDR:')" \
 		"connections: peer address"
