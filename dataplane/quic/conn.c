@@ -193,16 +193,16 @@ early_remember(struct dpq_conn *c, const uint8_t *blob, size_t len)
 			&tp) != 0)
 		return;
 	early_limits(&tp, c->early_limit);
-	c->peer_tp.initial_max_data = tp.initial_max_data;
-	c->peer_tp.initial_max_stream_data_bidi_local =
+	c->b->peer_tp.initial_max_data = tp.initial_max_data;
+	c->b->peer_tp.initial_max_stream_data_bidi_local =
 		tp.initial_max_stream_data_bidi_local;
-	c->peer_tp.initial_max_stream_data_bidi_remote =
+	c->b->peer_tp.initial_max_stream_data_bidi_remote =
 		tp.initial_max_stream_data_bidi_remote;
-	c->peer_tp.initial_max_stream_data_uni =
+	c->b->peer_tp.initial_max_stream_data_uni =
 		tp.initial_max_stream_data_uni;
-	c->peer_tp.initial_max_streams_bidi = tp.initial_max_streams_bidi;
-	c->peer_tp.initial_max_streams_uni = tp.initial_max_streams_uni;
-	c->peer_tp.active_connection_id_limit = tp.active_connection_id_limit;
+	c->b->peer_tp.initial_max_streams_bidi = tp.initial_max_streams_bidi;
+	c->b->peer_tp.initial_max_streams_uni = tp.initial_max_streams_uni;
+	c->b->peer_tp.active_connection_id_limit = tp.active_connection_id_limit;
 	c->early_tp = true;
 }
 
@@ -210,11 +210,11 @@ early_remember(struct dpq_conn *c, const uint8_t *blob, size_t len)
 static void
 apply_peer_limits(struct dpq_conn *c)
 {
-	dpq_flow_tx_on_max(&c->tx_fc, c->peer_tp.initial_max_data);
+	dpq_flow_tx_on_max(&c->tx_fc, c->b->peer_tp.initial_max_data);
 	dpq_streams_tx_on_max(&c->streams_tx[0],
-			c->peer_tp.initial_max_streams_bidi);
+			c->b->peer_tp.initial_max_streams_bidi);
 	dpq_streams_tx_on_max(&c->streams_tx[1],
-			c->peer_tp.initial_max_streams_uni);
+			c->b->peer_tp.initial_max_streams_uni);
 }
 
 static void
@@ -293,15 +293,19 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	c->buf_mem = in->buf_mem != NULL ? *in->buf_mem : *mem;
 	c->rx_mem = (struct dpq_mem){ rx_alloc, rx_free, c };
 	c->budget = in->budget;
+	c->b = dpq_mem_alloc(mem, sizeof(*c->b));
 	c->hss = dpq_mem_alloc(mem, sizeof(*c->hss));
-	if (c->hss == NULL) {
+	if (c->b == NULL || c->hss == NULL) {
+		dpq_mem_free(mem, c->hss);
+		dpq_mem_free(mem, c->b);
 		dpq_mem_free(mem, c);
 		return -ENOMEM;
 	}
+	memset(c->b, 0, sizeof(*c->b));
 	memset(c->hss, 0, sizeof(*c->hss));
-	c->pns[DPQ_PN_SPACE_INITIAL].ackr = &c->hss->ackr[0];
-	c->pns[DPQ_PN_SPACE_HANDSHAKE].ackr = &c->hss->ackr[1];
-	c->pns[DPQ_PN_SPACE_APP].ackr = &c->ackr_app;
+	c->b->pns[DPQ_PN_SPACE_INITIAL].ackr = &c->hss->ackr[0];
+	c->b->pns[DPQ_PN_SPACE_HANDSHAKE].ackr = &c->hss->ackr[1];
+	c->b->pns[DPQ_PN_SPACE_APP].ackr = &c->ackr_app;
 	c->cs[DPQ_EPOCH_INITIAL] = &c->hss->cs[0];
 	c->cs[DPQ_EPOCH_0RTT] = &c->hss->cs[1];
 	c->cs[DPQ_EPOCH_HANDSHAKE] = &c->hss->cs[2];
@@ -374,7 +378,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
 		/* Initial and Handshake packets are acknowledged at once
 		 * (RFC 9000 §13.2.1); 1-RTT after max_ack_delay. */
-		dpq_ackr_init(c->pns[i].ackr, i == DPQ_PN_SPACE_APP ?
+		dpq_ackr_init(c->b->pns[i].ackr, i == DPQ_PN_SPACE_APP ?
 				c->conf.max_ack_delay_ms * 1000 : 0,
 				i == DPQ_PN_SPACE_APP ? c->ackr_app_r :
 				c->hss->ackr_r[i], DPQ_ACKR_MAX_RANGES);
@@ -388,17 +392,17 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	lc.is_server = server;
 	lc.initial_rtt = c->conf.initial_rtt_us;
 	lc.ecn = !c->conf.no_ecn;
-	rc = dpq_loss_init(&c->loss, &lc, &c->mem);
+	rc = dpq_loss_init(&c->b->loss, &lc, &c->mem);
 	if (rc != 0)
 		goto fail_bufs;
 	ccc.max_datagram_size = c->max_udp_payload;
 	ccc.fec_reaction = in->conf->fec_cc;
-	rc = dpq_cc_init(&c->cc, cc_ops, &ccc, in->now);
+	rc = dpq_cc_init(&c->b->cc, cc_ops, &ccc, in->now);
 	if (rc != 0)
 		goto fail_loss;
 	dpq_pacer_init(&c->pacer, c->max_udp_payload, in->now);
-	dpq_loss_set_amplification_limited(&c->loss,
-			!c->paths[c->active].validated, in->now);
+	dpq_loss_set_amplification_limited(&c->b->loss,
+			!c->b->paths[c->active].validated, in->now);
 
 	dpq_flow_rx_init(&c->rx_fc, c->conf.max_data, c->conf.max_data_max,
 			in->now);
@@ -421,7 +425,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 	return 0;
 
 fail_loss:
-	dpq_loss_destroy(&c->loss);
+	dpq_loss_destroy(&c->b->loss);
 fail_bufs:
 	for (i = 0; i < DPQ_EPOCH_COUNT; i++) {
 		dpq_recvbuf_free(&c->cs[i]->rb);
@@ -432,6 +436,7 @@ fail:
 	dpq_conn_key_free(c, &c->tx[DPQ_EPOCH_INITIAL]);
 	dpq_mem_free(mem, c->ackr_app_r);
 	dpq_mem_free(mem, c->hss);
+	dpq_mem_free(mem, c->b);
 	dpq_mem_free(mem, c);
 	return rc;
 }
@@ -439,17 +444,24 @@ fail:
 void
 dpq_conn_destroy(struct dpq_conn *c)
 {
+	struct dpq_conn_peek pk;
 	struct dpq_mem mem;
 	int i;
 
 	if (c == NULL)
 		return;
+	/* Parked: its body unpacked on the stack, for what it points to
+	 * (sent-packet blocks, the fallback path's state). */
+	if (c->b == NULL) {
+		(void)dpq_conn_peek(c, &pk);
+		c->b = &pk.b;
+	}
 	if (c->hs_ops != NULL && c->hs_ops->release != NULL)
 		c->hs_ops->release(c->hs, c);
 	dpq_conn_streams_free(c);
 	dpq_conn_fec_destroy(c);
 	dpq_conn_spec_destroy(c);
-	dpq_loss_destroy(&c->loss);
+	dpq_loss_destroy(&c->b->loss);
 	dpq_conn_keys_free(c);
 	dpq_mem_free(&c->mem, c->nt_tx);
 	dpq_mem_free(&c->mem, c->nt_rx);
@@ -467,6 +479,8 @@ dpq_conn_destroy(struct dpq_conn *c)
 	dpq_mem_free(&mem, c->rx_buffered);
 	dpq_mem_free(&mem, c->ackr_app_r);
 	dpq_mem_free(&mem, c->hss);
+	if (c->b != &pk.b)
+		dpq_mem_free(&mem, c->b);
 	dpq_mem_free(&mem, c);
 }
 
@@ -492,6 +506,8 @@ dpq_conn_hs_send(struct dpq_conn *c, enum dpq_epoch epoch,
 	ssize_t n;
 
 	dpq_conn_wake(c);
+	if (!dpq_conn_awake(c))
+		return -ENOMEM;
 	if ((unsigned int)epoch >= DPQ_EPOCH_COUNT ||
 	    epoch == DPQ_EPOCH_0RTT)
 		return -EINVAL;
@@ -516,6 +532,8 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 	int rc;
 
 	dpq_conn_wake(c);
+	if (!dpq_conn_awake(c))
+		return -ENOMEM;
 	if ((unsigned int)epoch >= DPQ_EPOCH_COUNT ||
 	    epoch == DPQ_EPOCH_INITIAL)
 		return -EINVAL;
@@ -544,7 +562,7 @@ dpq_conn_hs_secret(struct dpq_conn *c, enum dpq_epoch epoch, bool write,
 	if (epoch != DPQ_EPOCH_0RTT)
 		c->cipher_suite = suite;
 	if (epoch == DPQ_EPOCH_HANDSHAKE && write)
-		dpq_loss_set_handshake_keys(&c->loss, c->now);
+		dpq_loss_set_handshake_keys(&c->b->loss, c->now);
 	if (epoch == DPQ_EPOCH_0RTT && write) {
 		/* The application may write its requests now. */
 		dpq_conn_set_early(c, DPQ_EARLY_SENT);
@@ -565,9 +583,13 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 	/* Extension parameters we read (the others are ignored). */
 	static const uint64_t keep[] = { DPQ_FEC_TP_ID };
 	struct dpq_cid_auth auth = { 0 };
-	struct dpq_tparams *tp = &c->peer_tp;
+	struct dpq_tparams *tp;
 	uint64_t te;
 	int rc;
+
+	if (!dpq_conn_awake(c))
+		return DPQ_TE_INTERNAL_ERROR;
+	tp = &c->b->peer_tp;
 
 	rc = dpq_tparams_decode(data, data + len, peer, keep,
 			sizeof(keep) / sizeof(keep[0]), tp);
@@ -594,9 +616,9 @@ dpq_conn_hs_peer_tparams(struct dpq_conn *c, const uint8_t *data, size_t len)
 		c->idle_timeout_us = tp->max_idle_timeout * 1000;
 	c->max_udp_payload = tp->max_udp_payload_size < c->conf.max_udp_payload ?
 		(uint16_t)tp->max_udp_payload_size : c->conf.max_udp_payload;
-	c->cc.max_datagram_size = c->max_udp_payload;
+	c->b->cc.max_datagram_size = c->max_udp_payload;
 	dpq_pacer_set_mtu(&c->pacer, c->max_udp_payload);
-	dpq_loss_set_max_ack_delay(&c->loss, tp->max_ack_delay * 1000, c->now);
+	dpq_loss_set_max_ack_delay(&c->b->loss, tp->max_ack_delay * 1000, c->now);
 	apply_peer_limits(c);
 	/* §7.4.1: streams opened in 0-RTT take the server's new stream
 	 * limits (a larger one raises them; a smaller one is checked at
@@ -623,7 +645,7 @@ void
 dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 {
 	dpq_conn_wake(c);
-	if (c->hs_complete || dpq_conn_is_closing(c))
+	if (!dpq_conn_awake(c) || c->hs_complete || dpq_conn_is_closing(c))
 		return;
 	if (!c->peer_tp_set) {
 		/* RFC 9001 §8.2: missing_extension. */
@@ -632,7 +654,7 @@ dpq_conn_hs_complete(struct dpq_conn *c, const char *alpn)
 		return;
 	}
 	c->hs_complete = true;
-	c->stats.handshake_us = c->now > c->created ? c->now - c->created : 1;
+	c->b->stats.handshake_us = c->now > c->created ? c->now - c->created : 1;
 	if (!early_complete(c))
 		return;
 	snprintf(c->alpn, sizeof(c->alpn), "%s", alpn ? alpn : "");
@@ -661,7 +683,7 @@ dpq_conn_set_early(struct dpq_conn *c, enum dpq_conn_early e)
 void
 dpq_conn_hs_early(struct dpq_conn *c, const char *alpn)
 {
-	if (c->role != DPQ_ROLE_SERVER || c->rx[DPQ_EPOCH_0RTT] == NULL ||
+	if (!dpq_conn_awake(c) || c->role != DPQ_ROLE_SERVER || c->rx[DPQ_EPOCH_0RTT] == NULL ||
 	    c->early_ready || dpq_conn_is_closing(c))
 		return;
 	c->early_ready = true;
@@ -676,6 +698,8 @@ dpq_conn_hs_early(struct dpq_conn *c, const char *alpn)
 void
 dpq_conn_hs_resumption(struct dpq_conn *c, bool resumed, bool early_accepted)
 {
+	if (!dpq_conn_awake(c))
+		return;
 	c->resumed = resumed;
 	if (c->role == DPQ_ROLE_CLIENT && c->early == DPQ_EARLY_SENT)
 		dpq_conn_set_early(c, early_accepted ? DPQ_EARLY_ACCEPTED :
@@ -686,9 +710,9 @@ dpq_conn_hs_resumption(struct dpq_conn *c, bool resumed, bool early_accepted)
 static bool
 early_over_limits(const struct dpq_conn *c)
 {
-	return c->tx_fc.sent > c->peer_tp.initial_max_data ||
-		c->streams_tx[0].opened > c->peer_tp.initial_max_streams_bidi ||
-		c->streams_tx[1].opened > c->peer_tp.initial_max_streams_uni ||
+	return c->tx_fc.sent > c->b->peer_tp.initial_max_data ||
+		c->streams_tx[0].opened > c->b->peer_tp.initial_max_streams_bidi ||
+		c->streams_tx[1].opened > c->b->peer_tp.initial_max_streams_uni ||
 		dpq_conn_streams_over_send_max(c);
 }
 
@@ -716,7 +740,7 @@ early_complete(struct dpq_conn *c)
 	if (c->tx[DPQ_EPOCH_0RTT] != NULL)
 		c->discard_0rtt_pending = true;
 	if (c->early == DPQ_EARLY_ACCEPTED) {
-		early_limits(&c->peer_tp, now_tp);
+		early_limits(&c->b->peer_tp, now_tp);
 		for (i = 0; i < 7; i++)
 			if (now_tp[i] < c->early_limit[i]) {
 				dpq_conn_close_transport(c,
@@ -728,7 +752,7 @@ early_complete(struct dpq_conn *c)
 		struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost,
 			.ctx = c };
 
-		dpq_loss_forget_space(&c->loss, &c->cc, DPQ_PN_SPACE_APP, &cb,
+		dpq_loss_forget_space(&c->b->loss, &c->b->cc, DPQ_PN_SPACE_APP, &cb,
 				c->now);
 		if (early_over_limits(c)) {
 			dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
@@ -744,6 +768,8 @@ void
 dpq_conn_hs_failed(struct dpq_conn *c, uint64_t error_code)
 {
 	dpq_conn_wake(c);
+	if (!dpq_conn_awake(c))
+		return;
 	c->hs_failed = true;
 	dpq_conn_close_transport(c, error_code ? error_code :
 			DPQ_TE_CRYPTO(80), 0, "handshake failed");
@@ -817,13 +843,13 @@ dpq_conn_discard_epoch(struct dpq_conn *c, enum dpq_epoch e, uint64_t now)
 {
 	enum dpq_pn_space sp = dpq_epoch_space(e);
 
-	if (c->pns[sp].discarded || e == DPQ_EPOCH_1RTT)
+	if (c->b->pns[sp].discarded || e == DPQ_EPOCH_1RTT)
 		return;
-	c->pns[sp].discarded = true;
-	c->pns[sp].probes = 0;
+	c->b->pns[sp].discarded = true;
+	c->b->pns[sp].probes = 0;
 	dpq_conn_key_free(c, &c->rx[e]);
 	dpq_conn_key_free(c, &c->tx[e]);
-	dpq_loss_discard_space(&c->loss, &c->cc, sp, now);
+	dpq_loss_discard_space(&c->b->loss, &c->b->cc, sp, now);
 	dpq_sendbuf_discard(&c->cs[e]->sb);
 	dpq_recvbuf_discard(&c->cs[e]->rb);
 }
@@ -834,7 +860,7 @@ dpq_conn_confirm_handshake(struct dpq_conn *c, uint64_t now)
 	if (c->hs_confirmed)
 		return;
 	c->hs_confirmed = true;
-	dpq_loss_set_handshake_confirmed(&c->loss, now);
+	dpq_loss_set_handshake_confirmed(&c->b->loss, now);
 	/* RFC 9001 §4.9.2: Handshake keys go once confirmed. */
 	dpq_conn_discard_epoch(c, DPQ_EPOCH_HANDSHAKE, now);
 	/* RFC 9000 §5.1.1: CIDs for the peer's new paths (§9.5). */
@@ -856,7 +882,7 @@ dpq_conn_on_peer_activity(struct dpq_conn *c, uint64_t now)
 uint64_t
 dpq_conn_pto(const struct dpq_conn *c)
 {
-	return dpq_rtt_pto_base(&c->loss.rtt) + c->loss.max_ack_delay;
+	return dpq_rtt_pto_base(&c->b->loss.rtt) + c->b->loss.max_ack_delay;
 }
 
 /* ---- closing -------------------------------------------------------------- */
@@ -893,7 +919,7 @@ dpq_conn_close(struct dpq_conn *c, bool app, uint64_t error_code,
 		const char *reason)
 {
 	dpq_conn_wake(c);
-	if (dpq_conn_is_closing(c))
+	if (!dpq_conn_awake(c) || dpq_conn_is_closing(c))
 		return;
 	start_close(c, app, error_code, 0, reason);
 	c->close_unanchored = true;
@@ -935,12 +961,14 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		return UINT64_MAX;
 	if (dpq_conn_is_closing(c))
 		return c->close_deadline;
+	if (c->b == NULL)
+		return dpq_conn_parked_timeout(c);
 	if (c->idle_timeout_us != 0)
 		t = c->idle_deadline;
 	if (!c->hs_complete && c->hs_deadline < t)
 		t = c->hs_deadline;
-	if (dpq_loss_deadline(&c->loss) < t)
-		t = dpq_loss_deadline(&c->loss);
+	if (dpq_loss_deadline(&c->b->loss) < t)
+		t = dpq_loss_deadline(&c->b->loss);
 	if (dpq_conn_keys_deadline(c) < t)
 		t = dpq_conn_keys_deadline(c);
 	if (c->early_discard_at != 0 && c->early_discard_at < t)
@@ -954,7 +982,7 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 	 * not without the space's write key nor while the amplification
 	 * limit blocks every send, which only a received datagram lifts
 	 * (the owner would be woken for nothing, again and again). */
-	if (dpq_conn_path_allowance(c, &c->paths[c->active]) <
+	if (dpq_conn_path_allowance(c, &c->b->paths[c->active]) <
 	    DPQ_CONN_MIN_DGRAM)
 		return t;
 	if (dpq_conn_spec_deadline(c) < t)
@@ -965,11 +993,11 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		};
 		uint64_t d;
 
-		if (c->pns[i].discarded ||
+		if (c->b->pns[i].discarded ||
 		    !dpq_conn_has_tx_key(c, key_of[i]) ||
-		    !dpq_ackr_has_new(c->pns[i].ackr))
+		    !dpq_ackr_has_new(c->b->pns[i].ackr))
 			continue;
-		d = dpq_ackr_deadline(c->pns[i].ackr);
+		d = dpq_ackr_deadline(c->b->pns[i].ackr);
 		if (d < t)
 			t = d;
 	}
@@ -987,6 +1015,10 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 
 	c->now = now;
 	if (c->state == DPQ_CONN_CLOSED)
+		return;
+	/* Parked: nothing is due before the timeout taken at park. */
+	if (c->b == NULL && (now < dpq_conn_parked_timeout(c) ||
+	    !dpq_conn_awake(c)))
 		return;
 	anchor_close(c, now);
 	if (dpq_conn_is_closing(c)) {
@@ -1013,16 +1045,16 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 		dpq_conn_set_state(c, DPQ_CONN_CLOSED);
 		return;
 	}
-	if (now >= dpq_loss_deadline(&c->loss)) {
+	if (now >= dpq_loss_deadline(&c->b->loss)) {
 		c->trace_loss_trigger = DPQ_TRACE_LOST_TIME;
-		dpq_loss_on_timeout(&c->loss, &c->cc, now, &cb, &to);
+		dpq_loss_on_timeout(&c->b->loss, &c->b->cc, now, &cb, &to);
 		if (to.action == DPQ_LOSS_ACT_PTO ||
 		    to.action == DPQ_LOSS_ACT_ANTI_DEADLOCK)
 			dpq_conn_arm_probes(c, to.space, to.probes);
 		for (i = 0; i < DPQ_PN_SPACE_COUNT; i++)
 			if (to.also & (1u << i))
 				dpq_conn_arm_probes(c, (enum dpq_pn_space)i, 1);
-		c->stats.pkts_lost += to.lost.packets_lost;
+		c->b->stats.pkts_lost += to.lost.packets_lost;
 		if (c->trace != NULL)
 			dpq_conn_trace_metrics(c);
 	}
@@ -1040,6 +1072,8 @@ dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 void
 dpq_conn_tx_done(struct dpq_conn *c, uint64_t now)
 {
+	if (c->b == NULL)
+		return;			/* parked: nothing was built */
 	if (c->discard_initial_pending) {
 		c->discard_initial_pending = false;
 		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
@@ -1063,16 +1097,16 @@ hs_state_release(struct dpq_conn *c)
 	unsigned int i;
 
 	if (c->hss == NULL || !c->hs_confirmed ||
-	    !c->pns[DPQ_PN_SPACE_INITIAL].discarded ||
-	    !c->pns[DPQ_PN_SPACE_HANDSHAKE].discarded)
+	    !c->b->pns[DPQ_PN_SPACE_INITIAL].discarded ||
+	    !c->b->pns[DPQ_PN_SPACE_HANDSHAKE].discarded)
 		return;
 	for (i = 0; i < 3; i++) {
 		dpq_recvbuf_free(&c->cs[gone[i]]->rb);
 		dpq_sendbuf_free(&c->cs[gone[i]]->sb);
 		c->cs[gone[i]] = NULL;
 	}
-	c->pns[DPQ_PN_SPACE_INITIAL].ackr = NULL;
-	c->pns[DPQ_PN_SPACE_HANDSHAKE].ackr = NULL;
+	c->b->pns[DPQ_PN_SPACE_INITIAL].ackr = NULL;
+	c->b->pns[DPQ_PN_SPACE_HANDSHAKE].ackr = NULL;
 	dpq_mem_free(&c->mem, c->hss);
 	c->hss = NULL;
 }
@@ -1081,6 +1115,10 @@ void
 dpq_conn_poll(struct dpq_conn *c, uint64_t now)
 {
 	c->now = now;
+	/* Parked (no deferred work: see can_park()), until a timer. */
+	if (c->b == NULL && (now < dpq_conn_parked_timeout(c) ||
+	    !dpq_conn_awake(c)))
+		return;
 	anchor_close(c, now);
 	dpq_conn_tx_done(c, now);
 	dpq_conn_replay_buffered(c, now);
@@ -1098,6 +1136,8 @@ dpq_conn_send_new_token(struct dpq_conn *c, const uint8_t *tok, size_t len)
 		return -EINVAL;
 	if (dpq_conn_is_closing(c))
 		return -EPIPE;
+	if (!dpq_conn_awake(c))
+		return -ENOMEM;
 	if (c->nt_tx == NULL) {
 		c->nt_tx = dpq_mem_alloc(&c->mem, DPQ_CONN_TOKEN_MAX);
 		if (c->nt_tx == NULL)
@@ -1151,7 +1191,10 @@ dpq_conn_handshake_confirmed(const struct dpq_conn *c)
 bool
 dpq_conn_peer_validated(const struct dpq_conn *c)
 {
-	return c->paths[c->active].validated;
+	struct dpq_conn_peek pk;
+
+	c = dpq_conn_peek(c, &pk);
+	return c->b->paths[c->active].validated;
 }
 
 const char *
@@ -1205,19 +1248,22 @@ dpq_conn_close_info(const struct dpq_conn *c)
 void
 dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 {
-	*st = c->stats;
-	st->srtt_us = c->loss.rtt.smoothed;
-	st->min_rtt_us = c->loss.rtt.min;
-	st->cwnd = c->cc.cwnd;
-	st->bytes_in_flight = c->cc.bytes_in_flight;
+	struct dpq_conn_peek pk;
+
+	c = dpq_conn_peek(c, &pk);
+	*st = c->b->stats;
+	st->srtt_us = c->b->loss.rtt.smoothed;
+	st->min_rtt_us = c->b->loss.rtt.min;
+	st->cwnd = c->b->cc.cwnd;
+	st->bytes_in_flight = c->b->cc.bytes_in_flight;
 	st->cipher_suite = c->cipher_suite;
 	st->unvalidated_rx = 0;
 	st->unvalidated_tx = 0;
 	for (unsigned int i = 0; i < DPQ_CONN_PATHS; i++) {
-		if (!c->paths[i].in_use)
+		if (!c->b->paths[i].in_use)
 			continue;
-		st->unvalidated_rx += c->paths[i].amp_recv;
-		st->unvalidated_tx += c->paths[i].amp_sent;
+		st->unvalidated_rx += c->b->paths[i].amp_recv;
+		st->unvalidated_tx += c->b->paths[i].amp_sent;
 	}
 	st->auth_failures = c->ku.auth_failures;
 	st->created_us = c->created;
@@ -1230,25 +1276,25 @@ dpq_conn_get_stats(const struct dpq_conn *c, struct dpq_conn_stats *st)
 		st->fec_recovered = c->fec->rx.stats.recovered;
 		st->fec_unrecoverable = c->fec->rx.stats.unrecoverable;
 	}
-	snprintf(st->cc, sizeof(st->cc), "%s", c->cc.ops->name);
+	snprintf(st->cc, sizeof(st->cc), "%s", c->b->cc.ops->name);
 	snprintf(st->cc_state, sizeof(st->cc_state), "%s",
-			dpq_cc_state_name(&c->cc));
-	st->ssthresh = c->cc.ssthresh;
+			dpq_cc_state_name(&c->b->cc));
+	st->ssthresh = c->b->cc.ssthresh;
 	st->pacing_rate = dpq_conn_pacing_rate(c);
 	if (st->pacing_rate == DPQ_PACER_UNPACED)
 		st->pacing_rate = 0;
 	st->pacer_held = c->pacer.held;
-	st->ptos = c->loss.stats.ptos;
-	st->spurious_losses = c->loss.stats.spurious;
-	st->cc_undos = c->cc.spurious_undos;
-	st->persistent_congestions = c->cc.persistent_congestions;
-	st->congestion_events = c->cc.congestion_events;
-	st->fec_cc_congestion = c->cc.fec_congestion;
-	st->fec_cc_forgiven = c->cc.fec_forgiven;
-	st->reorder_threshold = c->loss.pkt_threshold;
+	st->ptos = c->b->loss.stats.ptos;
+	st->spurious_losses = c->b->loss.stats.spurious;
+	st->cc_undos = c->b->cc.spurious_undos;
+	st->persistent_congestions = c->b->cc.persistent_congestions;
+	st->congestion_events = c->b->cc.congestion_events;
+	st->fec_cc_congestion = c->b->cc.fec_congestion;
+	st->fec_cc_forgiven = c->b->cc.fec_forgiven;
+	st->reorder_threshold = c->b->loss.pkt_threshold;
 	snprintf(st->ecn, sizeof(st->ecn), "%s",
-			dpq_ecn_state_str(c->loss.ecn.state));
-	st->ecn_ce = c->loss.ecn.ce_events;
+			dpq_ecn_state_str(c->b->loss.ecn.state));
+	st->ecn_ce = c->b->loss.ecn.ce_events;
 	st->resumed = c->resumed;
 	st->early = (uint8_t)c->early;
 	if (c->role == DPQ_ROLE_SERVER)
@@ -1259,10 +1305,13 @@ ssize_t
 dpq_conn_remembered_tparams(const struct dpq_conn *c, uint8_t *buf,
 		size_t len)
 {
-	const struct dpq_tparams *p = &c->peer_tp;
+	struct dpq_conn_peek pk;
+	const struct dpq_tparams *p;
 	struct dpq_tparams tp;
 	uint8_t *end;
 
+	c = dpq_conn_peek(c, &pk);
+	p = &c->b->peer_tp;
 	if (c->role != DPQ_ROLE_CLIENT || !c->peer_tp_set)
 		return -EAGAIN;
 	dpq_tparams_init_defaults(&tp);

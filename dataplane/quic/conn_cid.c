@@ -37,7 +37,7 @@ active_limit(const struct dpq_conn *c)
 {
 	/* §18.2: absent means 2; we keep at most DPQ_CONN_LOCAL_CIDS. */
 	uint64_t lim = c->peer_tp_set ?
-		c->peer_tp.active_connection_id_limit : 2;
+		c->b->peer_tp.active_connection_id_limit : 2;
 
 	if (lim < 2)
 		lim = 2;
@@ -72,7 +72,7 @@ dpq_conn_cids_replenish(struct dpq_conn *c)
 		l->used = true;
 		l->announce = true;
 		active++;
-		c->stats.cids_issued++;
+		c->b->stats.cids_issued++;
 		dpq_conn_wake(c);
 	}
 }
@@ -103,7 +103,7 @@ dpq_conn_cid_on_retire(struct dpq_conn *c, uint64_t seq)
 		}
 		l->used = false;
 		l->announce = false;
-		c->stats.cids_retired++;
+		c->b->stats.cids_retired++;
 		if (c->cid_ops != NULL && c->cid_ops->retire != NULL)
 			c->cid_ops->retire(c->cid_arg, c, &l->cid);
 		/* §5.1.1: an endpoint SHOULD supply a replacement. */

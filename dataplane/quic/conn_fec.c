@@ -90,7 +90,7 @@ dpq_conn_fec_peer_tparams(struct dpq_conn *c, const struct dpq_tparams *tp)
 		return DPQ_TE_TRANSPORT_PARAMETER_ERROR;
 	if (c->fec_tp_len == 0 || c->fec != NULL)
 		return 0;	/* we do not: nothing changes either */
-	c->stats.fec_on = true;
+	c->b->stats.fec_on = true;
 	c->fec = dpq_mem_alloc(&c->mem, sizeof(*c->fec));
 	if (c->fec == NULL)
 		return 0;	/* frames are then accepted and ignored */
@@ -148,7 +148,7 @@ add_seg(struct dpq_conn *c, const uint8_t *payload, uint8_t *repair,
 static uint64_t
 pause_limit(const struct dpq_conn *c)
 {
-	uint64_t q = c->loss.rtt.smoothed / 4;
+	uint64_t q = c->b->loss.rtt.smoothed / 4;
 
 	return q > 1000 ? q : 1000;
 }
@@ -185,12 +185,12 @@ dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn, uint8_t *p,
 		/* A missing member is not condemned before its group's
 		 * REPAIR could arrive (RFC 9002 §6.1.1 reordering). */
 		if (k > 0)
-			dpq_loss_raise_pkt_threshold(&c->loss, k + 2);
+			dpq_loss_raise_pkt_threshold(&c->b->loss, k + 2);
 		/* ... nor before the time it could take (RFC 9002 §6.1.2):
 		 * a paced group spans up to this long from its first member
 		 * to its REPAIR; the next groups will be alike. */
 		if (!announce)
-			dpq_loss_set_time_slack(&c->loss,
+			dpq_loss_set_time_slack(&c->b->loss,
 					now - c->fec->group_start);
 		if (dl > 0)
 			add_seg(c, NULL, data, dl);
@@ -319,16 +319,16 @@ on_recovered(struct dpq_conn *c, const uint8_t *p, const uint8_t *end,
 	 * conf.fec_cc); nothing is re-sent. One declared lost before was
 	 * counted then, by loss recovery and by the meter. */
 	for (i = 0; i < r.count; i++) {
-		switch (dpq_loss_on_recovered(&c->loss, &c->cc,
+		switch (dpq_loss_on_recovered(&c->b->loss, &c->b->cc,
 				DPQ_PN_SPACE_APP, r.pn[i], now)) {
 		case DPQ_LOSS_REC_CONGESTION:
 		case DPQ_LOSS_REC_FORGIVEN:
 			/* Path loss for the adaptive policy either way. */
 			dpq_fec_meter_on_lost(&c->fec_meter, 1);
-			c->stats.fec_peer_recovered++;
+			c->b->stats.fec_peer_recovered++;
 			break;
 		case DPQ_LOSS_REC_WAS_LOST:
-			c->stats.fec_peer_recovered++;
+			c->b->stats.fec_peer_recovered++;
 			break;
 		default:
 			break;
@@ -345,7 +345,7 @@ dpq_conn_fec_on_frame(struct dpq_conn *c, enum dpq_pkt_type pkt_type,
 
 	/* §3: without the parameter on both sides, an unknown frame type
 	 * (RFC 9000 §12.4); §4, §5: 1-RTT packets only. */
-	if (!c->stats.fec_on ||
+	if (!c->b->stats.fec_on ||
 	    dpq_varint_decode(p, end, &type) == NULL)
 		return DPQ_TE_ERR(DPQ_TE_FRAME_ENCODING_ERROR);
 	if (pkt_type != DPQ_PKT_1RTT)

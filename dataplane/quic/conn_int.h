@@ -191,6 +191,24 @@ struct dpq_conn_saved_path {
 	struct dpq_cc cc;
 };
 
+/*
+ * The biggest part of a connection's state (about 3.3 KB), and the part
+ * an idle connection does not read: while it is parked (conn_park.c) it
+ * is freed and kept packed (its nonzero 64-bit words, about 400 bytes:
+ * most of it is zeros and small counters) and unpacked byte for byte at
+ * the first call that needs it. No pointer may point into it from
+ * outside across a park (c->rx_path is per packet) nor from inside it
+ * to itself: it moves.
+ */
+struct dpq_conn_body {
+	struct dpq_pn_space_state pns[DPQ_PN_SPACE_COUNT];
+	struct dpq_loss loss;
+	struct dpq_cc cc;
+	struct dpq_tparams peer_tp;
+	struct dpq_path paths[DPQ_CONN_PATHS];
+	struct dpq_conn_stats stats;
+};
+
 /* ACK ranges of the application space a parked connection keeps. */
 #define DPQ_CONN_PARKED_RANGES	2
 
@@ -243,10 +261,10 @@ struct dpq_conn {
 	uint8_t key_phase;		/* 1-RTT key phase bit we send */
 	struct dpq_conn_keys ku;
 
-	/* Packet number spaces, recovery, congestion control. */
-	struct dpq_pn_space_state pns[DPQ_PN_SPACE_COUNT];
-	struct dpq_loss loss;
-	struct dpq_cc cc;
+	/* Packet number spaces, recovery, congestion control, transport
+	 * parameters, paths and counters (struct dpq_conn_body): NULL
+	 * while parked, when they are in the parked form (conn_park.c). */
+	struct dpq_conn_body *b;
 	struct dpq_pacer pacer;
 	bool pace_hold;			/* this build: the pacer says wait */
 	uint8_t dgram_ecn;		/* this build: the datagram's codepoint */
@@ -277,8 +295,7 @@ struct dpq_conn {
 		uint8_t hdr_len;
 	} tls_1rtt;
 
-	/* Transport parameters (ours: hss->local_tp). */
-	struct dpq_tparams peer_tp;
+	/* Transport parameters (ours: hss->local_tp; the peer's: b). */
 	bool peer_tp_set;
 	uint64_t idle_timeout_us;	/* negotiated (RFC 9000 §10.1) */
 	uint16_t max_udp_payload;	/* what we may send */
@@ -319,8 +336,7 @@ struct dpq_conn {
 	struct dpq_conn_close_info close;
 	bool ping_pending;		/* an ack-eliciting packet is wanted */
 
-	/* Paths (conn_path.c). c->dcid is the active path's. */
-	struct dpq_path paths[DPQ_CONN_PATHS];
+	/* Paths (conn_path.c, in b). c->dcid is the active path's. */
 	uint8_t active;			/* index of the path we send on */
 	uint8_t fallback;		/* last validated path (§9.3.3) */
 	/* The fallback's RTT and congestion state, restored if we return
@@ -359,8 +375,6 @@ struct dpq_conn {
 	/* The owner's wake-up hook (conn.h, wake-up contract). */
 	void (*wake)(void *arg, struct dpq_conn *c);
 	void *wake_arg;
-
-	struct dpq_conn_stats stats;
 
 	/* XOR-FEC extension (conn_fec.c, docs/fec.md): our xor_fec value,
 	 * the policy and loss meter, and the rest, allocated once both
@@ -528,7 +542,7 @@ dpq_pkt_type_epoch(enum dpq_pkt_type t)
 static inline uint64_t
 dpq_conn_tune_rtt(const struct dpq_conn *c)
 {
-	return dpq_membudget_tight(c->budget) ? 0 : c->loss.rtt.smoothed;
+	return dpq_membudget_tight(c->budget) ? 0 : c->b->loss.rtt.smoothed;
 }
 
 static inline bool
@@ -537,10 +551,31 @@ dpq_conn_is_closing(const struct dpq_conn *c)
 	return c->state >= DPQ_CONN_CLOSING;
 }
 
-/* conn_park.c: expand the parked 1-RTT keys again (0, or -ENOMEM: the
- * connection is closed); free the saved form at destroy. */
+/* conn_park.c: unpack the body and expand the 1-RTT keys again (0, or
+ * -ENOMEM: the connection is closed, still parked); free the parked
+ * form at destroy. */
 int dpq_conn_unpark(struct dpq_conn *c);
 void dpq_conn_park_free(struct dpq_conn *c);
+/* Read-only calls on a parked connection (c->b NULL) read a copy with
+ * the body unpacked: c itself if it is not parked, else pk's. */
+struct dpq_conn_peek {
+	struct dpq_conn c;
+	struct dpq_conn_body b;
+};
+const struct dpq_conn *dpq_conn_peek(const struct dpq_conn *c,
+		struct dpq_conn_peek *pk);
+/* Parked: dpq_conn_next_timeout() as it was at park; the active path's
+ * tuple. */
+uint64_t dpq_conn_parked_timeout(const struct dpq_conn *c);
+const struct dpq_tuple *dpq_conn_parked_tuple(const struct dpq_conn *c);
+
+/* Every call that may change the connection begins here: a parked one
+ * is unparked (false: out of memory, it is closed now). */
+static inline bool
+dpq_conn_awake(struct dpq_conn *c)
+{
+	return c->b != NULL || dpq_conn_unpark(c) == 0;
+}
 
 /* Write keys of epoch e installed (parked 1-RTT keys count). */
 static inline bool
@@ -662,7 +697,7 @@ void dpq_conn_paths_on_timeout(struct dpq_conn *c, uint64_t now);
 static inline struct dpq_path *
 dpq_conn_active_path(struct dpq_conn *c)
 {
-	return &c->paths[c->active];
+	return &c->b->paths[c->active];
 }
 
 /* conn_cid.c */

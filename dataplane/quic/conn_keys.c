@@ -200,7 +200,7 @@ rotate_rx(struct dpq_conn *c, uint64_t pn, uint64_t now)
 					"no memory for a key update");
 			return DPQ_TE_ERR(DPQ_TE_INTERNAL_ERROR);
 		}
-		c->stats.key_updates_peer++;
+		c->b->stats.key_updates_peer++;
 	}
 	return 0;
 }
@@ -320,7 +320,7 @@ dpq_conn_keys_tx_check(struct dpq_conn *c, uint64_t now)
 		 k->tx_pkts >= c->conf.key_update_pkts);
 	if (want && can_start(c, now) && rotate_tx(c) == 0) {
 		k->requested = false;
-		c->stats.key_updates++;
+		c->b->stats.key_updates++;
 		return;
 	}
 	if (k->tx_pkts >= hard)

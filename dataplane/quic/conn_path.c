@@ -10,7 +10,7 @@
  *
  * Invariant: c->dcid is the active path's peer CID (the rest of the
  * connection reads it there); paths[i].dcid holds the others'. This file
- * is the only writer of c->paths, c->active and c->fallback. Shard only.
+ * is the only writer of c->b->paths, c->active and c->fallback. Shard only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,14 +46,14 @@ ip_changed(const struct dpq_tuple *a, const struct dpq_tuple *b)
 static unsigned int
 path_index(const struct dpq_conn *c, const struct dpq_path *p)
 {
-	return (unsigned int)(p - c->paths);
+	return (unsigned int)(p - c->b->paths);
 }
 
 /* The peer CID path p sends with, or NULL if it has none yet. */
 static const struct dpq_cid *
 path_cid(const struct dpq_conn *c, const struct dpq_path *p)
 {
-	if (p == &c->paths[c->active])
+	if (p == &c->b->paths[c->active])
 		return &c->dcid;
 	if (c->dcid.len == 0)
 		return &c->dcid;	/* zero-length CIDs: all paths alike */
@@ -66,7 +66,7 @@ cid_on_a_path(const struct dpq_conn *c, const struct dpq_cid *cid)
 	unsigned int i;
 
 	for (i = 0; i < DPQ_CONN_PATHS; i++) {
-		const struct dpq_path *p = &c->paths[i];
+		const struct dpq_path *p = &c->b->paths[i];
 		const struct dpq_cid *pc;
 
 		if (!p->in_use)
@@ -119,7 +119,7 @@ retire_if_unused(struct dpq_conn *c, const struct dpq_cid *cid)
 static bool
 path_get_cid(struct dpq_conn *c, struct dpq_path *p)
 {
-	const struct dpq_path *a = &c->paths[c->active];
+	const struct dpq_path *a = &c->b->paths[c->active];
 
 	if (path_cid(c, p) != NULL)
 		return true;
@@ -135,9 +135,9 @@ path_get_cid(struct dpq_conn *c, struct dpq_path *p)
 static void
 amp_update(struct dpq_conn *c, uint64_t now)
 {
-	const struct dpq_path *p = &c->paths[c->active];
+	const struct dpq_path *p = &c->b->paths[c->active];
 
-	dpq_loss_set_amplification_limited(&c->loss, !p->validated &&
+	dpq_loss_set_amplification_limited(&c->b->loss, !p->validated &&
 			p->amp_sent >= DPQ_CONN_AMP_FACTOR * p->amp_recv, now);
 }
 
@@ -147,14 +147,14 @@ static void
 recovery_reset(struct dpq_conn *c, uint64_t now)
 {
 	struct dpq_cc_conf cf = { .max_datagram_size = c->max_udp_payload,
-		.fec_reaction = c->cc.conf.fec_reaction };
-	uint64_t bif = c->cc.bytes_in_flight;
+		.fec_reaction = c->b->cc.conf.fec_reaction };
+	uint64_t bif = c->b->cc.bytes_in_flight;
 
-	c->stats.recovery_resets++;
-	dpq_rtt_init(&c->loss.rtt, c->conf.initial_rtt_us ?
+	c->b->stats.recovery_resets++;
+	dpq_rtt_init(&c->b->loss.rtt, c->conf.initial_rtt_us ?
 			c->conf.initial_rtt_us : DPQ_RTT_INITIAL_DEFAULT);
-	if (dpq_cc_init(&c->cc, c->cc.ops, &cf, now) == 0)
-		c->cc.bytes_in_flight = bif;
+	if (dpq_cc_init(&c->b->cc, c->b->cc.ops, &cf, now) == 0)
+		c->b->cc.bytes_in_flight = bif;
 }
 
 /* Three times the larger of the current PTO and one from kInitialRtt
@@ -164,7 +164,7 @@ validation_timeout(const struct dpq_conn *c)
 {
 	uint64_t init = c->conf.initial_rtt_us ? c->conf.initial_rtt_us :
 		DPQ_RTT_INITIAL_DEFAULT;
-	uint64_t pto_init = init + 4 * (init / 2) + c->loss.max_ack_delay;
+	uint64_t pto_init = init + 4 * (init / 2) + c->b->loss.max_ack_delay;
 	uint64_t pto = dpq_conn_pto(c);
 
 	return 3 * (pto > pto_init ? pto : pto_init);
@@ -210,11 +210,11 @@ settle(struct dpq_conn *c)
 {
 	unsigned int i;
 
-	if (!c->paths[c->active].validated ||
-	    c->paths[c->active].challenging)
+	if (!c->b->paths[c->active].validated ||
+	    c->b->paths[c->active].challenging)
 		return;
 	for (i = 0; i < DPQ_CONN_PATHS; i++) {
-		struct dpq_path *p = &c->paths[i];
+		struct dpq_path *p = &c->b->paths[i];
 
 		if (i != c->active && p->in_use && !p->challenging &&
 		    !p->response_due)
@@ -231,7 +231,7 @@ static void
 switch_to(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 {
 	unsigned int pi = path_index(c, p), oi = c->active;
-	struct dpq_path *old = &c->paths[oi];
+	struct dpq_path *old = &c->b->paths[oi];
 	bool restore = c->saved != NULL && c->fallback == pi;
 	struct dpq_rtt rtt = { 0 };
 	struct dpq_cc cc = { 0 };
@@ -244,8 +244,8 @@ switch_to(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 		if (c->saved == NULL)
 			c->saved = dpq_mem_alloc(&c->mem, sizeof(*c->saved));
 		if (c->saved != NULL) {
-			c->saved->rtt = c->loss.rtt;
-			c->saved->cc = c->cc;
+			c->saved->rtt = c->b->loss.rtt;
+			c->saved->cc = c->b->cc;
 		}
 		c->fallback = (uint8_t)oi;
 	} else if (restore) {
@@ -256,13 +256,13 @@ switch_to(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 	old->dcid = c->dcid;
 	c->dcid = p->dcid;
 	c->active = (uint8_t)pi;
-	c->stats.migrations++;
+	c->b->stats.migrations++;
 	if (restore) {
-		uint64_t bif = c->cc.bytes_in_flight;
+		uint64_t bif = c->b->cc.bytes_in_flight;
 
-		c->loss.rtt = rtt;
-		c->cc = cc;
-		c->cc.bytes_in_flight = bif;
+		c->b->loss.rtt = rtt;
+		c->b->cc = cc;
+		c->b->cc.bytes_in_flight = bif;
 		p->reset_on_validate = false;
 	}
 	amp_update(c, now);
@@ -274,11 +274,11 @@ void
 dpq_conn_paths_init(struct dpq_conn *c, const struct dpq_tuple *t,
 		bool validated)
 {
-	memset(c->paths, 0, sizeof(c->paths));
-	c->paths[0].in_use = true;
-	c->paths[0].validated = validated;
+	memset(c->b->paths, 0, sizeof(c->b->paths));
+	c->b->paths[0].in_use = true;
+	c->b->paths[0].validated = validated;
 	if (t != NULL)
-		c->paths[0].tuple = *t;
+		c->b->paths[0].tuple = *t;
 	c->active = 0;
 	c->fallback = DPQ_PATH_NONE;
 	c->saved = NULL;
@@ -296,12 +296,12 @@ dpq_conn_path_find(struct dpq_conn *c, const struct dpq_tuple *t)
 	unsigned int i;
 
 	if (t == NULL)
-		return &c->paths[c->active];
+		return &c->b->paths[c->active];
 	for (i = 0; i < DPQ_CONN_PATHS; i++) {
 		unsigned int k = (c->active + i) % DPQ_CONN_PATHS;
 
-		if (c->paths[k].in_use && tuple_match(&c->paths[k].tuple, t))
-			return &c->paths[k];
+		if (c->b->paths[k].in_use && tuple_match(&c->b->paths[k].tuple, t))
+			return &c->b->paths[k];
 	}
 	return NULL;
 }
@@ -315,10 +315,10 @@ path_alloc(struct dpq_conn *c)
 	unsigned int i;
 
 	for (i = 0; i < DPQ_CONN_PATHS; i++)
-		if (!c->paths[i].in_use)
-			return &c->paths[i];
+		if (!c->b->paths[i].in_use)
+			return &c->b->paths[i];
 	for (i = 0; i < DPQ_CONN_PATHS; i++) {
-		struct dpq_path *p = &c->paths[i];
+		struct dpq_path *p = &c->b->paths[i];
 
 		if (i == c->active || i == c->fallback)
 			continue;
@@ -337,7 +337,7 @@ dpq_conn_path_for_rx(struct dpq_conn *c, const struct dpq_rx_info *ri,
 	struct dpq_path *p;
 
 	if (ri == NULL)
-		return &c->paths[c->active];
+		return &c->b->paths[c->active];
 	p = dpq_conn_path_find(c, &ri->tuple);
 	if (p != NULL) {
 		/* Learn our own address once the driver tells it. */
@@ -369,7 +369,7 @@ dpq_conn_path_credit(struct dpq_conn *c, struct dpq_path *p, size_t bytes,
 	if (p->validated)
 		return;
 	p->amp_recv += bytes;
-	if (p == &c->paths[c->active])
+	if (p == &c->b->paths[c->active])
 		amp_update(c, now);
 }
 
@@ -392,14 +392,16 @@ dpq_conn_path_on_sent(struct dpq_conn *c, struct dpq_path *p, size_t bytes,
 	if (p->validated)
 		return;
 	p->amp_sent += bytes;
-	if (p == &c->paths[c->active])
+	if (p == &c->b->paths[c->active])
 		amp_update(c, now);
 }
 
 const struct dpq_tuple *
 dpq_conn_active_tuple(const struct dpq_conn *c)
 {
-	return &c->paths[c->active].tuple;
+	if (c->b == NULL)
+		return dpq_conn_parked_tuple(c);
+	return &c->b->paths[c->active].tuple;
 }
 
 /* ---- validation ------------------------------------------------------- */
@@ -410,7 +412,7 @@ dpq_conn_path_validated(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 	bool was = p->validated;
 
 	p->validated = true;
-	if (p == &c->paths[c->active]) {
+	if (p == &c->b->paths[c->active]) {
 		if (!was)
 			amp_update(c, now);
 		/* §9.4: a new peer address gets fresh RTT and congestion
@@ -434,7 +436,7 @@ dpq_conn_path_on_challenge(struct dpq_conn *c, struct dpq_path *p,
 	/* §9.3.3: a challenge on the active path is answered with a
 	 * non-probing packet too, so that a path through an attacker that
 	 * forwarded our packets loses to the direct one. */
-	if (p == &c->paths[c->active])
+	if (p == &c->b->paths[c->active])
 		c->ping_pending = true;
 }
 
@@ -447,7 +449,7 @@ dpq_conn_path_on_response(struct dpq_conn *c, const uint8_t *data,
 	/* §8.2.3: a response on any path validates the path the
 	 * challenge was sent on. An unmatched one is ignored. */
 	for (i = 0; i < DPQ_CONN_PATHS; i++) {
-		struct dpq_path *p = &c->paths[i];
+		struct dpq_path *p = &c->b->paths[i];
 		unsigned int n = p->nchallenges < DPQ_PATH_CHALLENGES ?
 			p->nchallenges : DPQ_PATH_CHALLENGES;
 
@@ -459,7 +461,7 @@ dpq_conn_path_on_response(struct dpq_conn *c, const uint8_t *data,
 				continue;
 			p->challenging = false;
 			p->challenge_due = false;
-			c->stats.paths_validated++;
+			c->b->stats.paths_validated++;
 			dpq_conn_path_validated(c, p, now);
 			settle(c);
 			return;
@@ -496,7 +498,7 @@ dpq_conn_path_on_packet(struct dpq_conn *c, struct dpq_path *p,
 		const uint8_t *dcid, size_t dcid_len, bool non_probing,
 		bool newest, uint64_t now)
 {
-	struct dpq_path *old = &c->paths[c->active];
+	struct dpq_path *old = &c->b->paths[c->active];
 
 	dpq_cid_set(&p->rx_dcid, dcid, dcid_len);
 	/* §9.3: only the highest-numbered non-probing packet moves a
@@ -522,15 +524,17 @@ dpq_conn_path_on_packet(struct dpq_conn *c, struct dpq_path *p,
 int
 dpq_conn_migrate_check(const struct dpq_conn *c)
 {
+	struct dpq_conn_peek pk;
 	unsigned int i;
 
 	if (c == NULL || c->role != DPQ_ROLE_CLIENT)
 		return -EINVAL;
+	c = dpq_conn_peek(c, &pk);
 	if (dpq_conn_is_closing(c))
 		return -EPIPE;
 	if (!c->hs_confirmed)
 		return -EAGAIN;		/* §9: not before confirmation */
-	if (c->peer_tp_set && c->peer_tp.disable_active_migration)
+	if (c->peer_tp_set && c->b->peer_tp.disable_active_migration)
 		return -EPERM;		/* §18.2 */
 	if (c->dcid.len == 0)
 		return 0;
@@ -550,13 +554,15 @@ dpq_conn_migrate(struct dpq_conn *c, const struct dpq_tuple *t, uint64_t now)
 
 	if (t == NULL)
 		return -EINVAL;
+	if (c != NULL && !dpq_conn_awake(c))
+		return -ENOMEM;
 	rc = dpq_conn_migrate_check(c);
 	if (rc != 0 && rc != -EAGAIN)
 		return rc;
 	if (rc == -EAGAIN && !c->hs_confirmed)
 		return rc;
 	c->now = now;
-	old = &c->paths[c->active];
+	old = &c->b->paths[c->active];
 	p = dpq_conn_path_find(c, t);
 	if (p == old && dpq_netaddr_eq(&p->tuple.local, &t->local))
 		return 0;
@@ -595,7 +601,7 @@ dpq_conn_paths_cids_changed(struct dpq_conn *c)
 	/* Paths whose peer CID was retired (Retire Prior To) pick another
 	 * when they next send. */
 	for (i = 0; i < DPQ_CONN_PATHS; i++) {
-		struct dpq_path *p = &c->paths[i];
+		struct dpq_path *p = &c->b->paths[i];
 		bool active = false;
 
 		if (!p->in_use || i == c->active || p->dcid.len == 0)
@@ -630,7 +636,7 @@ dpq_conn_paths_next_timeout(const struct dpq_conn *c)
 	unsigned int i;
 
 	for (i = 0; i < DPQ_CONN_PATHS; i++) {
-		const struct dpq_path *p = &c->paths[i];
+		const struct dpq_path *p = &c->b->paths[i];
 
 		if (!p->in_use || !p->challenging)
 			continue;
@@ -648,13 +654,13 @@ path_failed(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 {
 	p->challenging = false;
 	p->challenge_due = false;
-	c->stats.paths_failed++;
-	if (p != &c->paths[c->active]) {
+	c->b->stats.paths_failed++;
+	if (p != &c->b->paths[c->active]) {
 		/* The last validated path stays the way back while the
 		 * active one is not validated (§9.3.3): an attacker that
 		 * also drops packets must not leave us with no path. */
 		if (path_index(c, p) != c->fallback ||
-		    c->paths[c->active].validated)
+		    c->b->paths[c->active].validated)
 			free_path(c, p);
 		settle(c);
 		return;
@@ -671,10 +677,10 @@ path_failed(struct dpq_conn *c, struct dpq_path *p, uint64_t now)
 	 * path left". */
 	if (p->validated || c->role == DPQ_ROLE_CLIENT)
 		return;
-	if (c->fallback != DPQ_PATH_NONE && c->paths[c->fallback].in_use) {
+	if (c->fallback != DPQ_PATH_NONE && c->b->paths[c->fallback].in_use) {
 		/* §9.3.3: back to the last validated address. */
-		c->stats.path_reverts++;
-		switch_to(c, &c->paths[c->fallback], now);
+		c->b->stats.path_reverts++;
+		switch_to(c, &c->b->paths[c->fallback], now);
 		free_path(c, p);
 		settle(c);
 		return;
@@ -692,7 +698,7 @@ dpq_conn_paths_on_timeout(struct dpq_conn *c, uint64_t now)
 	unsigned int i;
 
 	for (i = 0; i < DPQ_CONN_PATHS && c->state != DPQ_CONN_CLOSED; i++) {
-		struct dpq_path *p = &c->paths[i];
+		struct dpq_path *p = &c->b->paths[i];
 
 		if (!p->in_use || !p->challenging)
 			continue;

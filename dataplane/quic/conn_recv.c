@@ -62,9 +62,9 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 	 * and Handshake ACK delays are not used (RFC 9002 §5.3). */
 	if (sp == DPQ_PN_SPACE_APP)
 		delay = dpq_loss_ack_delay_us(f->ack.ack_delay,
-				(unsigned int)c->peer_tp.ack_delay_exponent);
+				(unsigned int)c->b->peer_tp.ack_delay_exponent);
 	c->trace_loss_trigger = DPQ_TRACE_LOST_REORDERING;
-	rc = dpq_loss_on_ack(&c->loss, &c->cc, sp, ranges, n, delay,
+	rc = dpq_loss_on_ack(&c->b->loss, &c->b->cc, sp, ranges, n, delay,
 			f->type == DPQ_FT_ACK_ECN ? &f->ack.ecn : NULL, now,
 			&cb, &info);
 	if (rc == DPQ_TE_ERR(DPQ_TE_PROTOCOL_VIOLATION))
@@ -73,10 +73,10 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 		return close_te(c, DPQ_TE_FRAME_ENCODING_ERROR, f->type,
 				"bad ACK");
 	dpq_conn_ack_only_acked(c, sp, ranges, n);
-	c->stats.pkts_acked += info.packets_acked;
-	c->stats.pkts_lost += info.packets_lost;
+	c->b->stats.pkts_acked += info.packets_acked;
+	c->b->stats.pkts_lost += info.packets_lost;
 	if (info.packets_acked)
-		c->pns[sp].probes = 0;
+		c->b->pns[sp].probes = 0;
 	if (c->trace != NULL)
 		dpq_conn_trace_metrics(c);
 	if (sp == DPQ_PN_SPACE_APP)
@@ -99,7 +99,7 @@ on_crypto(struct dpq_conn *c, enum dpq_epoch e, const struct dpq_frame *f,
 	if (e == DPQ_EPOCH_0RTT)	/* excluded by the frame table */
 		return close_te(c, DPQ_TE_PROTOCOL_VIOLATION, f->type,
 				"CRYPTO in 0-RTT");
-	if (c->pns[dpq_epoch_space(e)].discarded)
+	if (c->b->pns[dpq_epoch_space(e)].discarded)
 		return 0;
 	/* RFC 9002 §6.2.3: a client that sends its Initial CRYPTO data again
 	 * has not seen our Initial (or its ACK): resend ours now. */
@@ -137,7 +137,7 @@ on_stream_frame(struct dpq_conn *c, const struct dpq_frame *f, uint64_t now)
 		return rc;	/* -ENOMEM...: drop the packet unacknowledged */
 	if (rc < 0)
 		return close_err(c, rc, f->type, "STREAM frame refused");
-	c->stats.stream_bytes_recv += f->stream.len;
+	c->b->stats.stream_bytes_recv += f->stream.len;
 	dpq_conn_stream_events(c, qs);
 	return 0;
 }
@@ -531,7 +531,7 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 	e = dpq_pkt_type_epoch(h->type);
 	if (e == DPQ_EPOCH_0RTT && early_dead(c))
 		return -ENOKEY;		/* no 0-RTT: drop (§12.5) */
-	if (c->pns[dpq_epoch_space(e)].discarded)
+	if (c->b->pns[dpq_epoch_space(e)].discarded)
 		return -ENOKEY;
 	if (!rx_ready(c, e))
 		return DPQ_CONN_RX_HELD;	/* keys not here yet: buffer */
@@ -550,6 +550,8 @@ dpq_conn_rx_select_key(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 {
 	if (op->status != 0)
 		return op->status;
+	if (!dpq_conn_awake(c))
+		return -ENOMEM;
 	/* RFC 9001 §6: the key phase bit and packet number choose among
 	 * the previous, current and next 1-RTT keys. */
 	if (h->type == DPQ_PKT_1RTT)
@@ -662,13 +664,13 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 				"reserved bits set");
 		return -EPROTO;
 	}
-	if (dpq_ackr_is_duplicate(c->pns[sp].ackr, op->pn))
+	if (dpq_ackr_is_duplicate(c->b->pns[sp].ackr, op->pn))
 		return -EALREADY;	/* §12.3 */
 	if (e == DPQ_EPOCH_0RTT) {
 		/* The server's cap on 0-RTT work: a packet over it is
 		 * dropped unacknowledged, its data comes again in 1-RTT. */
 		if (c->early_rx_bytes + op->len > c->conf.max_early_data) {
-			c->stats.early_dropped++;
+			c->b->stats.early_dropped++;
 			return -ENOBUFS;
 		}
 		c->early_rx_bytes += op->len;
@@ -677,7 +679,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	 * (§9.3), and none before the handshake is confirmed (§9). */
 	path = dpq_conn_path_for_rx(c, ri, dgram_len, now);
 	if (path == NULL) {
-		c->stats.rx_unknown_path++;
+		c->b->stats.rx_unknown_path++;
 		return -ENETUNREACH;
 	}
 	newest = c->largest_rx_pn[sp] == DPQ_PN_NONE ||
@@ -722,7 +724,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	/* RFC 9000 §13.4.1: count the IP ECN codepoint of each packet. */
 	if (sp == DPQ_PN_SPACE_APP)
 		c->rx_last_ecn = ri != NULL ? (uint8_t)(ri->ecn & 3) : 0;
-	if (dpq_ackr_record(c->pns[sp].ackr, op->pn, eliciting,
+	if (dpq_ackr_record(c->b->pns[sp].ackr, op->pn, eliciting,
 			ri != NULL ? (enum dpq_ecn)(ri->ecn & 3) :
 			DPQ_ECN_NOT_ECT, now) == 0 &&
 	    (c->largest_rx_pn[sp] == DPQ_PN_NONE ||
@@ -731,7 +733,7 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 	/* XOR-FEC: the plaintext joins its group while it is still here. */
 	if (e == DPQ_EPOCH_1RTT && c->fec != NULL)
 		dpq_conn_fec_on_rx(c, op->pn, p, (size_t)(end - p), now);
-	c->stats.pkts_recv++;
+	c->b->stats.pkts_recv++;
 	if (c->trace != NULL)
 		dpq_conn_trace_received(c, e, op->pn,
 				(uint32_t)op->len, &tp);
@@ -789,8 +791,10 @@ dpq_conn_rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		const struct dpq_open_op *op, size_t dgram_len,
 		const struct dpq_rx_info *ri, uint64_t now)
 {
+	if (!dpq_conn_awake(c))
+		return -ENOMEM;
 	c->now = now;
-	c->stats.bytes_recv += dgram_len;
+	c->b->stats.bytes_recv += dgram_len;
 	credit_dgram(c, ri, dgram_len, now);
 	return rx_process_outer(c, h, op, dgram_len, ri, now);
 }
@@ -803,7 +807,7 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 		size_t len, uint64_t now)
 {
 	bool deliver[DPQ_EPOCH_COUNT] = { false };
-	struct dpq_ackr *a = c->pns[DPQ_PN_SPACE_APP].ackr;
+	struct dpq_ackr *a = c->b->pns[DPQ_PN_SPACE_APP].ackr;
 	bool eliciting = false, non_probing = false;
 	struct dpq_trace_pkt tp;
 	int rc, i;
@@ -815,7 +819,7 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 	memset(&tp, 0, sizeof(tp));
 	/* Its path and DCID are unknown: path frames answer on the active
 	 * path. */
-	c->rx_path = &c->paths[c->active];
+	c->rx_path = &c->b->paths[c->active];
 	c->rx_pkt_dcid.len = 0;
 	rc = rx_frames(c, DPQ_PKT_1RTT, payload, payload + len, deliver,
 			&eliciting, &non_probing, &tp, now);
@@ -829,7 +833,7 @@ dpq_conn_rx_rebuilt(struct dpq_conn *c, uint64_t pn, const uint8_t *payload,
 	    (c->largest_rx_pn[DPQ_PN_SPACE_APP] == DPQ_PN_NONE ||
 	     pn > c->largest_rx_pn[DPQ_PN_SPACE_APP]))
 		c->largest_rx_pn[DPQ_PN_SPACE_APP] = pn;
-	c->stats.pkts_recv++;
+	c->b->stats.pkts_recv++;
 	if (c->trace != NULL)
 		dpq_conn_trace_received(c, DPQ_EPOCH_1RTT, pn, (uint32_t)len,
 				&tp);
@@ -865,7 +869,7 @@ void
 dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 		uint64_t now)
 {
-	if (dpq_conn_is_closing(c))
+	if (dpq_conn_is_closing(c) || !dpq_conn_awake(c))
 		return;
 	dpq_conn_keys_on_auth_fail(c);
 	if (dpq_conn_is_closing(c) || !is_stateless_reset(c, pkt, len))
@@ -956,7 +960,7 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 				&h) == 0) {
 			e = dpq_pkt_type_epoch(h.type);
 			take[i] = rx_ready(c, e) ||
-				c->pns[dpq_epoch_space(e)].discarded ||
+				c->b->pns[dpq_epoch_space(e)].discarded ||
 				(e == DPQ_EPOCH_0RTT && early_dead(c));
 		}
 		ready += take[i];
@@ -987,7 +991,7 @@ replay_pass(struct dpq_conn *c, uint64_t now)
 		memset(&h, 0, sizeof(h));
 		if (recv_one(c, tmp[i].data, tmp[i].len, tmp[i].dgram_len,
 				&tmp[i].ri, &h, now, &stop) == RX_DROPPED)
-			c->stats.pkts_dropped++;
+			c->b->stats.pkts_dropped++;
 	}
 	if (batch)
 		dpq_conn_rx_begin(c);
@@ -1018,11 +1022,11 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
 	int accepted = 0;
 	bool stop = false;
 
-	if (c->state == DPQ_CONN_CLOSED)
+	if (c->state == DPQ_CONN_CLOSED || !dpq_conn_awake(c))
 		return 0;
 	c->now = now;
 	dpq_conn_replay_buffered(c, now);
-	c->stats.bytes_recv += len;
+	c->b->stats.bytes_recv += len;
 	/* RFC 9000 §8.1: bytes received on a path earn it 3x to send. */
 	credit_dgram(c, ri, len, now);
 	while (off < len && !stop) {
@@ -1037,7 +1041,7 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
 			/* RFC 9000 §12.2: ignore a coalesced packet whose
 			 * DCID differs from the first packet's (and stop at
 			 * one that does not parse). */
-			c->stats.pkts_dropped++;
+			c->b->stats.pkts_dropped++;
 			if (h.pkt_len == 0)
 				break;
 			off += h.pkt_len;
@@ -1052,7 +1056,7 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
 		}
 		accepted += r == RX_ACCEPTED;
 		if (r == RX_DROPPED)
-			c->stats.pkts_dropped++;
+			c->b->stats.pkts_dropped++;
 		if (h.pkt_len == 0)
 			break;
 		off += h.pkt_len;

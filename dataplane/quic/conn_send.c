@@ -70,8 +70,8 @@ room_for_rec(const struct pkt_build *b)
 static bool
 ack_wanted(const struct dpq_conn *c, enum dpq_pn_space sp, uint64_t now)
 {
-	return dpq_ackr_has_new(c->pns[sp].ackr) &&
-		dpq_ackr_ack_due(c->pns[sp].ackr, now);
+	return dpq_ackr_has_new(c->b->pns[sp].ackr) &&
+		dpq_ackr_ack_due(c->b->pns[sp].ackr, now);
 }
 
 static bool
@@ -79,7 +79,7 @@ app_control_pending(const struct dpq_conn *c)
 {
 	uint64_t v;
 
-	const struct dpq_path *p = &c->paths[c->active];
+	const struct dpq_path *p = &c->b->paths[c->active];
 
 	return c->handshake_done_pending || p->response_due ||
 		p->challenge_due || c->nt_tx_pending ||
@@ -102,19 +102,19 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now,
 {
 	enum dpq_pn_space sp = dpq_epoch_space(e);
 
-	if (!dpq_conn_has_tx_key(c, e) || c->pns[sp].discarded)
+	if (!dpq_conn_has_tx_key(c, e) || c->b->pns[sp].discarded)
 		return false;
 	/* 0-RTT: stream data only (no ACK, no CRYPTO: RFC 9000 §12.4). */
 	if (e == DPQ_EPOCH_0RTT)
 		return dpq_conn_early_send(c) && c->sendq != NULL &&
-			dpq_cc_available(&c->cc) > 0;
-	if (ack_wanted(c, sp, now) || c->pns[sp].probes > 0 ||
+			dpq_cc_available(&c->b->cc) > 0;
+	if (ack_wanted(c, sp, now) || c->b->pns[sp].probes > 0 ||
 	    dpq_sendbuf_pending(&c->cs[e]->sb))
 		return true;
 	if (e != DPQ_EPOCH_1RTT || !dpq_conn_app_ready(c))
 		return false;
 	return app_control_pending(c) || dpq_conn_fec_send_due(c) ||
-		(c->sendq != NULL && dpq_cc_available(&c->cc) > 0 && !hold);
+		(c->sendq != NULL && dpq_cc_available(&c->b->cc) > 0 && !hold);
 }
 
 /* A server's ack-eliciting Initial needs a datagram of 1200 bytes (RFC
@@ -127,7 +127,7 @@ server_initial_blocked(const struct dpq_conn *c, uint64_t allow)
 		allow < DPQ_MIN_INITIAL_DATAGRAM &&
 		c->cs[DPQ_EPOCH_INITIAL] != NULL &&
 		(dpq_sendbuf_pending(&c->cs[DPQ_EPOCH_INITIAL]->sb) ||
-		 c->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
+		 c->b->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
 }
 
 /* ---- pacing (RFC 9002 §7.7) ------------------------------------------- */
@@ -139,9 +139,9 @@ dpq_conn_pacing_rate(const struct dpq_conn *c)
 
 	/* Until the first RTT sample the rate is a guess from 333 ms: the
 	 * initial window goes as a burst instead (§7.7). */
-	if (c->conf.no_pacing || !c->loss.rtt.has_sample)
+	if (c->conf.no_pacing || !c->b->loss.rtt.has_sample)
 		return DPQ_PACER_UNPACED;
-	rate = dpq_cc_pacing_rate(&c->cc, &c->loss.rtt);
+	rate = dpq_cc_pacing_rate(&c->b->cc, &c->b->loss.rtt);
 	return rate == DPQ_CC_UNPACED ? DPQ_PACER_UNPACED : rate;
 }
 
@@ -151,11 +151,11 @@ paced_work(const struct dpq_conn *c)
 {
 	enum dpq_epoch e;
 
-	if (dpq_cc_available(&c->cc) == 0)
+	if (dpq_cc_available(&c->b->cc) == 0)
 		return false;	/* the window holds it, not the pacer */
 	for (e = DPQ_EPOCH_INITIAL; e < DPQ_EPOCH_COUNT; e++)
 		if (dpq_conn_has_tx_key(c, e) && c->cs[e] != NULL &&
-		    !c->pns[dpq_epoch_space(e)].discarded &&
+		    !c->b->pns[dpq_epoch_space(e)].discarded &&
 		    dpq_sendbuf_pending(&c->cs[e]->sb))
 			return true;
 	if (dpq_conn_early_send(c) && c->sendq != NULL)
@@ -181,7 +181,7 @@ dpq_conn_pacing_wakeup(const struct dpq_conn *c)
 static void
 write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 {
-	struct dpq_ackr *a = c->pns[b->sp].ackr;
+	struct dpq_ackr *a = c->b->pns[b->sp].ackr;
 	struct dpq_ack_range ranges[DPQ_ACKR_MAX_RANGES];
 	uint64_t delay;
 	uint8_t *q;
@@ -517,9 +517,9 @@ write_stream_data(struct dpq_conn *c, struct pkt_build *b,
 		b->p += len;
 		b->stream_data = true;
 		dpq_stream_on_data_sent(s, &c->tx_fc, off, len, fin);
-		c->stats.stream_bytes_sent += len;
+		c->b->stats.stream_bytes_sent += len;
 		if (b->e == DPQ_EPOCH_0RTT)
-			c->stats.early_bytes += len;
+			c->b->stats.early_bytes += len;
 		r = rec_add(b, DPQ_SENT_REC_STREAM);
 		r->stream.id = s->id;
 		r->stream.off = off;
@@ -580,9 +580,9 @@ begin_packet(struct dpq_conn *c, struct pkt_build *b, enum dpq_epoch e,
 	b->e = e;
 	b->sp = dpq_epoch_space(e);
 	b->start = buf;
-	b->pn = c->pns[b->sp].next_pn;
+	b->pn = c->b->pns[b->sp].next_pn;
 	b->pn_len = dpq_pkt_pn_encode_len(b->pn,
-			c->loss.sp[b->sp].largest_acked);
+			c->b->loss.sp[b->sp].largest_acked);
 	if (room < DPQ_CRYPTO_TAG_LEN + 32)
 		return false;
 	b->end = buf + room - DPQ_CRYPTO_TAG_LEN;
@@ -668,8 +668,8 @@ pad_packet(struct pkt_build *b, size_t min_len)
 static void
 remember_ack_only(struct dpq_conn *c, const struct pkt_build *b)
 {
-	struct dpq_pn_space_state *ps = &c->pns[b->sp];
-	struct dpq_loss_space *ls = &c->loss.sp[b->sp];
+	struct dpq_pn_space_state *ps = &c->b->pns[b->sp];
+	struct dpq_loss_space *ls = &c->b->loss.sp[b->sp];
 	size_t i;
 
 	if (ls->largest_sent == DPQ_PN_NONE || b->pn > ls->largest_sent)
@@ -692,7 +692,7 @@ void
 dpq_conn_ack_only_acked(struct dpq_conn *c, enum dpq_pn_space sp,
 		const struct dpq_ack_range *r, size_t n)
 {
-	struct dpq_pn_space_state *ps = &c->pns[sp];
+	struct dpq_pn_space_state *ps = &c->b->pns[sp];
 	unsigned int i;
 	size_t k;
 
@@ -730,7 +730,7 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	op->len = (uint16_t)len;
 	op->pn_offset = (uint16_t)b->pn_offset;
 	op->pn_len = (uint8_t)b->pn_len;
-	c->pns[b->sp].next_pn++;
+	c->b->pns[b->sp].next_pn++;
 	if (b->e == DPQ_EPOCH_1RTT) {
 		dpq_conn_keys_on_sent(c, b->pn);
 		if (c->first_1rtt_pn == UINT64_MAX)
@@ -740,18 +740,18 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 		dpq_conn_fec_end_packet(c, b->pn, b->payload,
 				(size_t)(b->p - b->payload), b->eliciting);
 	len += DPQ_CRYPTO_TAG_LEN;
-	c->stats.pkts_sent++;
+	c->b->stats.pkts_sent++;
 	if (c->trace != NULL)
 		dpq_conn_trace_sent(c, b->e, b->pn, (uint32_t)len, b->recs,
 				b->nrec, b->padded, b->probe, !record);
-	if (b->eliciting && c->pns[b->sp].probes > 0)
-		c->pns[b->sp].probes--;
+	if (b->eliciting && c->b->pns[b->sp].probes > 0)
+		c->b->pns[b->sp].probes--;
 	if (!record)
 		return len;
 	if (!b->eliciting && !b->padded) {
 		/* Not tracked, but the peer counts its mark (§13.4.1). */
 		if (c->dgram_ecn == DPQ_ECN_CP_ECT0 && !b->off_path)
-			dpq_ecnv_on_sent(&c->loss.ecn, b->sp, DPQ_ECN_CP_ECT0);
+			dpq_ecnv_on_sent(&c->b->loss.ecn, b->sp, DPQ_ECN_CP_ECT0);
 		remember_ack_only(c, b);
 		return len;
 	}
@@ -767,7 +767,7 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 		sp.flags = 0;	/* RFC 9000 §9.4: not for this path's CC */
 	if (sp.flags & DPQ_SENT_IN_FLIGHT)
 		c->dgram_in_flight = true;
-	if (dpq_loss_on_sent(&c->loss, &c->cc, b->sp, &sp, b->recs, b->nrec,
+	if (dpq_loss_on_sent(&c->b->loss, &c->b->cc, b->sp, &sp, b->recs, b->nrec,
 			now) != 0)
 		dpq_conn_close_transport(c, DPQ_TE_INTERNAL_ERROR, 0,
 				"sent packet tracking full");
@@ -786,13 +786,13 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 
 	if (!begin_packet(c, &b, e, buf, room, &c->dcid, false))
 		return 0;
-	b.probe = c->pns[b.sp].probes > 0;
-	b.cc_ok = b.probe || (dpq_cc_available(&c->cc) > 0 && !c->pace_hold);
+	b.probe = c->b->pns[b.sp].probes > 0;
+	b.cc_ok = b.probe || (dpq_cc_available(&c->b->cc) > 0 && !c->pace_hold);
 	write_ack(c, &b, now);
 	if (b.cc_ok || b.probe) {
 		write_crypto(c, &b);
 		if (e == DPQ_EPOCH_1RTT && dpq_conn_app_ready(c)) {
-			write_path_frames(c, &b, &c->paths[c->active], now);
+			write_path_frames(c, &b, &c->b->paths[c->active], now);
 			write_conn_control(c, &b);
 			write_streams(c, &b);
 		} else if (e == DPQ_EPOCH_0RTT) {
@@ -811,7 +811,7 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	if (b.p == b.payload)
 		return 0;	/* nothing fit */
 	if (e == DPQ_EPOCH_1RTT || e == DPQ_EPOCH_0RTT)
-		dpq_cc_set_app_limited(&c->cc, !b.cc_blocked &&
+		dpq_cc_set_app_limited(&c->b->cc, !b.cc_blocked &&
 				c->sendq == NULL);
 	/* RFC 9000 §8.2.1, §8.2.2: datagrams with PATH_CHALLENGE or
 	 * PATH_RESPONSE are expanded to 1200 bytes (room is already cut to
@@ -863,7 +863,7 @@ build_probe(struct dpq_conn *c, struct dpq_path *p, uint8_t *buf, size_t cap,
 	pad_packet(&b, DPQ_MIN_INITIAL_DATAGRAM);
 	len = finish_packet(c, &b, op, true, now);
 	dpq_conn_path_on_sent(c, p, len, now);
-	c->stats.bytes_sent += len;
+	c->b->stats.bytes_sent += len;
 	return len;
 }
 
@@ -883,7 +883,7 @@ build_close(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		struct pkt_build b;
 		struct dpq_frame f = { 0 };
 
-		if (c->tx[e] == NULL || c->pns[dpq_epoch_space(e)].discarded)
+		if (c->tx[e] == NULL || c->b->pns[dpq_epoch_space(e)].discarded)
 			continue;
 		if (e == DPQ_EPOCH_1RTT && !c->hs_complete)
 			continue;
@@ -931,7 +931,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	/* RFC 9000 §12.2: coalesced in order of encryption level. */
 	static const enum dpq_epoch order[] = { DPQ_EPOCH_INITIAL,
 		DPQ_EPOCH_0RTT, DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT };
-	struct dpq_path *path = &c->paths[c->active];
+	struct dpq_path *path = &c->b->paths[c->active];
 	size_t limit = cap, off = 0, min_len = 0;
 	bool has_initial = false, sent_handshake = false;
 	uint64_t allow, rate;
@@ -957,7 +957,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		if (n <= 0)
 			return 0;
 		dpq_conn_path_on_sent(c, path, (size_t)n, now);
-		c->stats.bytes_sent += (uint64_t)n;
+		c->b->stats.bytes_sent += (uint64_t)n;
 		return (size_t)n;
 	}
 
@@ -973,12 +973,12 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 			ops, nops, now);
 	if (off > 0) {
 		dpq_conn_path_on_sent(c, path, off, now);
-		c->stats.bytes_sent += off;
+		c->b->stats.bytes_sent += off;
 		return off;
 	}
 	c->spec_why = 0;
 	/* RFC 9000 §13.4.2: ECT(0) while ECN is tested or validated. */
-	c->dgram_ecn = dpq_loss_ecn_codepoint(&c->loss);
+	c->dgram_ecn = dpq_loss_ecn_codepoint(&c->b->loss);
 	/* RFC 9002 §7.7: new data leaves at the pacing rate; ACKs and
 	 * probes do not wait (the window does not hold them either). */
 	rate = dpq_conn_pacing_rate(c);
@@ -1002,7 +1002,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		has_initial = e == DPQ_EPOCH_INITIAL &&
 			(c->role == DPQ_ROLE_CLIENT ||
 			 dpq_sendbuf_pending(&c->cs[e]->sb) ||
-			 c->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
+			 c->b->pns[DPQ_PN_SPACE_INITIAL].probes > 0);
 		/* §14.1 is a MUST for a server too: when the amplification
 		 * credit cannot pay for 1200 bytes, its ack-eliciting
 		 * Initial waits for the client's next datagram (RFC 9002
@@ -1028,7 +1028,7 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	if (c->dgram_in_flight)
 		dpq_pacer_on_sent(&c->pacer, rate, (uint32_t)off, now);
 	c->pace_hold = false;
-	c->stats.bytes_sent += off;
+	c->b->stats.bytes_sent += off;
 	return off;
 }
 
@@ -1062,7 +1062,7 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 	 * (RFC 9000 §8.2.2). */
 	for (i = 0; i < DPQ_CONN_PATHS && k < n &&
 			c->state == DPQ_CONN_ESTABLISHED; i++) {
-		struct dpq_path *p = &c->paths[i];
+		struct dpq_path *p = &c->b->paths[i];
 		size_t len;
 
 		if (i == c->active || !p->in_use)
@@ -1095,7 +1095,7 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 		d[k].nops = (uint8_t)m;
 		d[k].ecn = c->dgram_ecn;
 		c->dgram_ecn = DPQ_ECN_CP_NOT_ECT;
-		d[k].tuple = c->paths[c->active].tuple;
+		d[k].tuple = c->b->paths[c->active].tuple;
 		nops += m;
 		k++;
 	}
@@ -1117,15 +1117,22 @@ dpq_conn_build_burst(struct dpq_conn *c, struct dpq_tx_dgram *d,
 bool
 dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 {
+	struct dpq_conn_peek pk;
 	unsigned int i;
 	bool hold;
 
 	if (c->state == DPQ_CONN_CLOSED || c->state == DPQ_CONN_DRAINING)
 		return false;
+	/* Parked: nothing owed before the timeout taken at park. */
+	if (c->b == NULL) {
+		if (now < dpq_conn_parked_timeout(c))
+			return false;
+		c = dpq_conn_peek(c, &pk);
+	}
 	/* Probes owed on other paths, within their own 3x limits. */
 	for (i = 0; i < DPQ_CONN_PATHS && c->state == DPQ_CONN_ESTABLISHED;
 			i++) {
-		const struct dpq_path *p = &c->paths[i];
+		const struct dpq_path *p = &c->b->paths[i];
 
 		if (i != c->active && p->in_use &&
 		    (p->response_due || p->challenge_due) &&
@@ -1134,7 +1141,7 @@ dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 			return true;
 	}
 	/* As build_datagram: with less room than that, nothing goes. */
-	if (dpq_conn_path_allowance(c, &c->paths[c->active]) <
+	if (dpq_conn_path_allowance(c, &c->b->paths[c->active]) <
 	    DPQ_CONN_MIN_DGRAM)
 		return false;
 	if (c->state == DPQ_CONN_CLOSING)
@@ -1144,7 +1151,7 @@ dpq_conn_wants_send(const struct dpq_conn *c, uint64_t now)
 	return dpq_conn_spec_deadline(c) <= now ||
 		(epoch_has_data(c, DPQ_EPOCH_INITIAL, now, hold) &&
 		 !server_initial_blocked(c, dpq_conn_path_allowance(c,
-				&c->paths[c->active]))) ||
+				&c->b->paths[c->active]))) ||
 		epoch_has_data(c, DPQ_EPOCH_HANDSHAKE, now, hold) ||
 		epoch_has_data(c, DPQ_EPOCH_1RTT, now, hold);
 }
@@ -1196,7 +1203,7 @@ void
 dpq_conn_arm_probes(struct dpq_conn *c, enum dpq_pn_space sp, uint32_t n)
 {
 	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost, .ctx = c };
-	struct dpq_pn_space_state *ps = &c->pns[sp];
+	struct dpq_pn_space_state *ps = &c->b->pns[sp];
 
 	if (ps->discarded || n == 0)
 		return;
@@ -1204,9 +1211,9 @@ dpq_conn_arm_probes(struct dpq_conn *c, enum dpq_pn_space sp, uint32_t n)
 	if (ps->probes > DPQ_CONN_MAX_PROBES)
 		ps->probes = DPQ_CONN_MAX_PROBES;
 	if (sp != DPQ_PN_SPACE_APP)
-		dpq_loss_requeue(&c->loss, sp, UINT32_MAX, &cb);
+		dpq_loss_requeue(&c->b->loss, sp, UINT32_MAX, &cb);
 	else if (c->sendq == NULL)
-		dpq_loss_requeue(&c->loss, sp, n, &cb);
+		dpq_loss_requeue(&c->b->loss, sp, n, &cb);
 }
 
 void
@@ -1218,7 +1225,7 @@ dpq_conn_resend_crypto_early(struct dpq_conn *c)
 		return;
 	c->early_resends++;
 	for (sp = DPQ_PN_SPACE_INITIAL; sp <= DPQ_PN_SPACE_HANDSHAKE; sp++)
-		if (c->loss.sp[sp].ack_eliciting_in_flight > 0)
+		if (c->b->loss.sp[sp].ack_eliciting_in_flight > 0)
 			dpq_conn_arm_probes(c, sp, 1);
 }
 
@@ -1274,8 +1281,8 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 						r->crypto.off, r->len, false);
 			break;
 		case DPQ_SENT_REC_ACK:
-			if (acked && c->pns[sp].ackr != NULL)
-				dpq_ackr_on_ack_acked(c->pns[sp].ackr,
+			if (acked && c->b->pns[sp].ackr != NULL)
+				dpq_ackr_on_ack_acked(c->b->pns[sp].ackr,
 						r->ack.largest);
 			break;
 		case DPQ_SENT_REC_HANDSHAKE_DONE:

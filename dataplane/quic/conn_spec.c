@@ -61,7 +61,7 @@ void
 dpq_conn_spec_drop(struct dpq_conn *c)
 {
 	if (c->spec != NULL) {
-		c->stats.spec_dropped += c->spec->n;
+		c->b->stats.spec_dropped += c->spec->n;
 		c->spec->n = 0;
 	}
 }
@@ -82,9 +82,9 @@ spacing(const struct dpq_conn *c)
 
 	if (c->conf.spec_spacing_us != 0)
 		return c->conf.spec_spacing_us;
-	if (c->loss.rtt.latest == 0)
+	if (c->b->loss.rtt.latest == 0)
 		return DPQ_CONN_SPEC_SPACING_FIRST;
-	s = c->loss.rtt.smoothed / 4;
+	s = c->b->loss.rtt.smoothed / 4;
 	if (s < DPQ_CONN_SPEC_SPACING_MIN)
 		s = DPQ_CONN_SPEC_SPACING_MIN;
 	if (s > DPQ_CONN_SPEC_SPACING_MAX)
@@ -113,7 +113,7 @@ dpq_conn_spec_on_built(struct dpq_conn *c, const uint8_t *buf, size_t len,
 	}
 	sp = c->spec;
 	if (sp->n == DPQ_CONN_SPEC_MAX) {
-		c->stats.spec_dropped++;	/* the queue is full: skip */
+		c->b->stats.spec_dropped++;	/* the queue is full: skip */
 		return;
 	}
 	k = &sp->q[sp->n++];
@@ -152,7 +152,7 @@ first_current(const struct dpq_conn *c, const struct dpq_spec_copy *k)
 		enum dpq_epoch e = (enum dpq_epoch)k->epoch[i];
 
 		if (k->ops[i].key != c->tx[e] ||
-		    c->pns[dpq_epoch_space(e)].discarded)
+		    c->b->pns[dpq_epoch_space(e)].discarded)
 			first = i + 1;
 	}
 	return first;
@@ -181,7 +181,7 @@ dpq_conn_spec_take(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		from = f < k->nops ? k->off[f] : k->len;
 		len = k->len - from;	/* tags included, as built */
 		if (f == k->nops || len > cap || len > allow) {
-			c->stats.spec_dropped++;
+			c->b->stats.spec_dropped++;
 			pop(sp);
 			continue;
 		}
@@ -192,7 +192,7 @@ dpq_conn_spec_take(struct dpq_conn *c, uint8_t *buf, size_t cap,
 			ops[i - f].status = 0;
 		}
 		*nops = k->nops - f;
-		c->stats.spec_sent++;
+		c->b->stats.spec_sent++;
 		pop(sp);
 		return len;
 	}

@@ -108,11 +108,11 @@ stream_create(struct dpq_conn *c, uint64_t id)
 	p.recv_window = c->conf.max_stream_data;
 	p.recv_window_max = c->conf.max_stream_data_max;
 	if (uni)
-		p.send_max = local ? c->peer_tp.initial_max_stream_data_uni : 0;
+		p.send_max = local ? c->b->peer_tp.initial_max_stream_data_uni : 0;
 	else
 		p.send_max = local ?
-			c->peer_tp.initial_max_stream_data_bidi_remote :
-			c->peer_tp.initial_max_stream_data_bidi_local;
+			c->b->peer_tp.initial_max_stream_data_bidi_remote :
+			c->b->peer_tp.initial_max_stream_data_bidi_local;
 	p.send_buffer = c->conf.send_buffer;
 	p.recv_mem = &c->rx_mem;
 	dpq_stream_init(&qs->s, &c->buf_mem, id, server, &p, c->now);
@@ -308,8 +308,8 @@ static uint64_t
 initial_send_max(const struct dpq_conn *c, uint64_t id)
 {
 	return dpq_streamid_is_uni(id) ?
-		c->peer_tp.initial_max_stream_data_uni :
-		c->peer_tp.initial_max_stream_data_bidi_remote;
+		c->b->peer_tp.initial_max_stream_data_uni :
+		c->b->peer_tp.initial_max_stream_data_bidi_remote;
 }
 
 void
@@ -349,6 +349,8 @@ dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id)
 	int rc;
 
 	dpq_conn_wake(c);
+	if (!dpq_conn_awake(c))
+		return -EPIPE;
 	/* Before the handshake completes only with 0-RTT (RFC 9001 §4.6):
 	 * a client sending it, a server that accepted it. */
 	if (c->state != DPQ_CONN_ESTABLISHED &&
@@ -373,7 +375,7 @@ dpq_conn_stream_write(struct dpq_conn *c, uint64_t id, const void *data,
 	ssize_t n;
 
 	dpq_conn_wake(c);
-	if (dpq_conn_is_closing(c))
+	if (dpq_conn_is_closing(c) || !dpq_conn_awake(c))
 		return -EPIPE;
 	qs = dpq_conn_stream_find(c, id);
 	if (qs == NULL)
@@ -398,6 +400,8 @@ dpq_conn_stream_read(struct dpq_conn *c, uint64_t id, void *buf, size_t len,
 
 	dpq_conn_wake(c);
 	*fin = false;
+	if (!dpq_conn_awake(c))
+		return -EPIPE;
 	qs = dpq_conn_stream_find(c, id);
 	if (qs == NULL)
 		return -ENOENT;
@@ -445,6 +449,8 @@ dpq_conn_stream_reset(struct dpq_conn *c, uint64_t id, uint64_t app_error)
 	dpq_conn_wake(c);
 	if (qs == NULL)
 		return -ENOENT;
+	if (!dpq_conn_awake(c))
+		return -EPIPE;
 	rc = dpq_stream_reset(&qs->s, app_error);
 	if (rc == 0)
 		dpq_conn_stream_schedule(c, qs);
@@ -461,6 +467,8 @@ dpq_conn_stream_stop(struct dpq_conn *c, uint64_t id, uint64_t app_error)
 	dpq_conn_wake(c);
 	if (qs == NULL)
 		return -ENOENT;
+	if (!dpq_conn_awake(c))
+		return -EPIPE;
 	rc = dpq_stream_stop_sending(&qs->s, &c->rx_fc, app_error, c->now,
 			dpq_conn_tune_rtt(c));
 	if (rc == 0)

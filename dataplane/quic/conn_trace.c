@@ -208,17 +208,17 @@ us32(uint64_t v)
 void
 dpq_conn_trace_metrics(struct dpq_conn *c)
 {
-	const struct dpq_rtt *rtt = &c->loss.rtt;
+	const struct dpq_rtt *rtt = &c->b->loss.rtt;
 	struct dpq_cc_info info;
 	struct dpq_trace_ev ev;
 
-	dpq_cc_get_info(&c->cc, &info);
+	dpq_cc_get_info(&c->b->cc, &info);
 	ev_init(&ev, c, DPQ_TRACE_METRICS);
-	ev.pto_count = c->loss.pto_count;
-	ev.u.m.cwnd = c->cc.cwnd;
-	ev.u.m.bytes_in_flight = c->cc.bytes_in_flight;
+	ev.pto_count = c->b->loss.pto_count;
+	ev.u.m.cwnd = c->b->cc.cwnd;
+	ev.u.m.bytes_in_flight = c->b->cc.bytes_in_flight;
 	ev.u.m.ssthresh = info.ssthresh;
-	ev.u.m.pacing_rate = dpq_cc_pacing_rate(&c->cc, rtt);
+	ev.u.m.pacing_rate = dpq_cc_pacing_rate(&c->b->cc, rtt);
 	ev.u.m.smoothed_rtt_us = us32(rtt->smoothed);
 	ev.u.m.min_rtt_us = us32(rtt->min);
 	ev.u.m.latest_rtt_us = us32(rtt->latest);

@@ -517,7 +517,7 @@ inject(struct cli *k, enum dpq_epoch e, const uint8_t *frames, size_t flen,
 		fprintf(stderr, "dpq-hostile: no keys at epoch %d\n", e);
 		return -1;
 	}
-	pn = c->pns[sp].next_pn++;
+	pn = c->b->pns[sp].next_pn++;
 	if (e == DPQ_EPOCH_1RTT) {
 		pl = dpq_pkt_write_short(buf, end, c->dcid.bytes, c->dcid.len,
 				false, c->key_phase != 0, pn, 4);
@@ -561,9 +561,9 @@ inject(struct cli *k, enum dpq_epoch e, const uint8_t *frames, size_t flen,
 	op.pn_len = 4;
 	if (dpq_crypto_seal_burst(c->crypto, &op, 1) != 1)
 		return -1;
-	if (c->loss.sp[sp].largest_sent == DPQ_PN_NONE ||
-	    c->loss.sp[sp].largest_sent < pn)
-		c->loss.sp[sp].largest_sent = pn;
+	if (c->b->loss.sp[sp].largest_sent == DPQ_PN_NONE ||
+	    c->b->loss.sp[sp].largest_sent < pn)
+		c->b->loss.sp[sp].largest_sent = pn;
 	return hx_send(k->h, buf, (size_t)op.len + DPQ_CRYPTO_TAG_LEN);
 }
 
@@ -1383,7 +1383,7 @@ mode_oversize(struct hx *h)
 				dpq_transport_error_str(ci->error_code),
 				ci->remote ? "server" : "us");
 			rc = HX_FAIL;
-		} else if (k.c->stats.pkts_recv == 0) {
+		} else if (k.c->b->stats.pkts_recv == 0) {
 			printf("oversize %zu: dropped silently\n", sizes[i]);
 		} else {
 			printf("oversize %zu: FAIL: the server answered but "
@@ -1526,8 +1526,8 @@ mode_flow(struct hx *h, bool conn_level)
 		cli_free(&k);
 		return HX_ERR;
 	}
-	max_sd = k.c->peer_tp.initial_max_stream_data_bidi_remote;
-	max_d = k.c->peer_tp.initial_max_data;
+	max_sd = k.c->b->peer_tp.initial_max_stream_data_bidi_remote;
+	max_d = k.c->b->peer_tp.initial_max_data;
 	printf("%s: server initial_max_stream_data_bidi_remote %lu, "
 		"initial_max_data %lu\n", mode, (unsigned long)max_sd,
 		(unsigned long)max_d);
@@ -1595,14 +1595,14 @@ mode_flow_engine(struct hx *h)
 	 * completes), then refuses it; the violation comes first as our
 	 * window below covers the whole limit at once. */
 	memset(junk, 'x', sizeof(junk));
-	target = 2 * k.c->peer_tp.initial_max_stream_data_bidi_remote +
+	target = 2 * k.c->b->peer_tp.initial_max_stream_data_bidi_remote +
 		sizeof(junk);
 	qs->s.tx_fc.max = UINT64_C(1) << 40;
 	k.c->tx_fc.max = UINT64_C(1) << 40;
-	k.c->cc.cwnd = 16u << 20;
+	k.c->b->cc.cwnd = 16u << 20;
 	printf("flow-engine: writing %lu bytes on stream %lu, server's "
 		"stream limit %lu\n", (unsigned long)target, (unsigned long)id,
-		(unsigned long)k.c->peer_tp.initial_max_stream_data_bidi_remote);
+		(unsigned long)k.c->b->peer_tp.initial_max_stream_data_bidi_remote);
 	while (total < target && !k.closed &&
 	       dpq_conn_state(k.c) < DPQ_CONN_CLOSING) {
 		ssize_t w = dpq_conn_stream_write(k.c, id, junk, sizeof(junk),
@@ -1636,7 +1636,7 @@ mode_streams(struct hx *h)
 		cli_free(&k);
 		return HX_ERR;
 	}
-	limit = k.c->peer_tp.initial_max_streams_bidi;
+	limit = k.c->b->peer_tp.initial_max_streams_bidi;
 	printf("streams: server initial_max_streams_bidi %lu, opening %lu\n",
 			(unsigned long)limit, (unsigned long)(limit + 5));
 	/* Our view of the peer's MAX_STREAMS, raised. */

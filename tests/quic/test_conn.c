@@ -780,7 +780,7 @@ inject_1rtt(struct pair *p, const uint8_t *payload, size_t len)
 	uint8_t pkt[PAIR_MTU];
 	struct dpq_seal_op op = { 0 };
 	size_t off = 0;
-	uint64_t pn = c->pns[DPQ_PN_SPACE_APP].next_pn++;
+	uint64_t pn = c->b->pns[DPQ_PN_SPACE_APP].next_pn++;
 
 	pkt[off++] = (uint8_t)(0x40 | (c->key_phase << 2) | 3);
 	memcpy(pkt + off, c->dcid.bytes, c->dcid.len);

@@ -381,7 +381,7 @@ test_rebuilds_ack_only(void **state)
 	 * the server's ACK ranges, a copy would be a duplicate). */
 	assert_true(x.seen_rebuilt);
 	assert_int_equal(x.rebuilt_frames, 1u << DPQ_TRACE_F_ACK);
-	assert_true(dpq_ackr_is_duplicate(p.server->pns[DPQ_PN_SPACE_APP].ackr,
+	assert_true(dpq_ackr_is_duplicate(p.server->b->pns[DPQ_PN_SPACE_APP].ackr,
 			x.dropped_pn));
 	assert_int_equal(cs.fec_peer_recovered, 0);	/* not in flight */
 	pair_free(&p);
@@ -539,7 +539,7 @@ hostile(uint8_t smax, const struct dpq_fec_repair *r)
 	assert_non_null(q);
 	memset(q, 0x5a, r->data_len);
 	q += r->data_len;
-	client_says(&p, p.client->pns[DPQ_PN_SPACE_APP].next_pn + 5, frames,
+	client_says(&p, p.client->b->pns[DPQ_PN_SPACE_APP].next_pn + 5, frames,
 			(size_t)(q - frames));
 	code = dpq_conn_is_closing(p.server) ?
 		dpq_conn_close_info(p.server)->error_code : 0;
@@ -579,7 +579,7 @@ test_hostile_frames(void **state)
 		assert_non_null(q);
 		q[-1] = 41;	/* Repair Length: 41 claimed, 40 there */
 		memset(q, 1, 40);
-		client_says(&p, p.client->pns[DPQ_PN_SPACE_APP].next_pn + 5,
+		client_says(&p, p.client->b->pns[DPQ_PN_SPACE_APP].next_pn + 5,
 				frames, (size_t)(q - frames) + 40);
 		assert_true(dpq_conn_is_closing(p.server));
 		assert_int_equal(dpq_conn_close_info(p.server)->error_code,

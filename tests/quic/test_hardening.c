@@ -209,7 +209,7 @@ test_handshake_done_early(void **state)
 	/* RFC 9001 §5.7: not processed before the handshake completes, so
 	 * the handshake is not confirmed (and Handshake keys stay). */
 	assert_false(dpq_conn_handshake_confirmed(l.c));
-	assert_false(l.c->pns[DPQ_PN_SPACE_HANDSHAKE].discarded);
+	assert_false(l.c->b->pns[DPQ_PN_SPACE_HANDSHAKE].discarded);
 
 	/* Completion; the held packet is processed then. */
 	give_server_tparams(&l);
@@ -388,7 +388,7 @@ test_ack_only_untracked(void **state)
 	/* A client that sends PINGs (every other packet number, so the
 	 * server's ACKs have many ranges) and never acknowledges: each
 	 * pair of them gets an ack-only packet back. */
-	pn = p.client->pns[DPQ_PN_SPACE_APP].next_pn;
+	pn = p.client->b->pns[DPQ_PN_SPACE_APP].next_pn;
 	for (i = 0; i < 40000; i++) {
 		client_says(&p, pn, frames, flen);
 		pn += 2;
@@ -397,19 +397,19 @@ test_ack_only_untracked(void **state)
 	}
 	assert_int_equal(dpq_conn_state(sv), DPQ_CONN_ESTABLISHED);
 	/* The map holds what is in flight, not one entry per ACK sent. */
-	assert_true(dpq_sentmap_count(&sv->loss.sp[DPQ_PN_SPACE_APP].sent) <
+	assert_true(dpq_sentmap_count(&sv->b->loss.sp[DPQ_PN_SPACE_APP].sent) <
 			64);
-	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr->n > 32);
+	assert_true(sv->b->pns[DPQ_PN_SPACE_APP].ackr->n > 32);
 	/* The client acknowledges everything the server sent: the server
 	 * stops reporting what its acknowledged ACK frames covered
 	 * (RFC 9000 §13.2.4). */
 	r.smallest = 0;
-	r.largest = sv->loss.sp[DPQ_PN_SPACE_APP].largest_sent;
+	r.largest = sv->b->loss.sp[DPQ_PN_SPACE_APP].largest_sent;
 	flen = (size_t)(dpq_frame_encode_ack(frames, frames + sizeof(frames),
 			&r, 1, 0, NULL) - frames);
 	client_says(&p, pn, frames, flen);
 	assert_int_equal(dpq_conn_state(sv), DPQ_CONN_ESTABLISHED);
-	assert_true(sv->pns[DPQ_PN_SPACE_APP].ackr->n <= 2);
+	assert_true(sv->b->pns[DPQ_PN_SPACE_APP].ackr->n <= 2);
 	pair_free(&p);
 }
 
@@ -499,7 +499,7 @@ run_scatter(uint64_t gap, unsigned int per_stream, uint64_t max_pinned)
 	assert_true(pair_run(&p, established, NULL, 5000000));
 	pair_run(&p, NULL, NULL, 200000);
 	base = counted.used;
-	pn = p.client->pns[DPQ_PN_SPACE_APP].next_pn;
+	pn = p.client->b->pns[DPQ_PN_SPACE_APP].next_pn;
 	/* 100 streams (the server's limit), offset 0 never sent so nothing
 	 * becomes readable. */
 	for (sid = 0; sid < 100; sid++)
@@ -650,7 +650,7 @@ server_writes(struct dpq_membudget *b, size_t want)
 	f.stream.stream_id = 0;
 	f.stream.len = 1;
 	f.stream.data = (const uint8_t *)"x";
-	client_says(&p, p.client->pns[DPQ_PN_SPACE_APP].next_pn++, frames,
+	client_says(&p, p.client->b->pns[DPQ_PN_SPACE_APP].next_pn++, frames,
 			(size_t)(dpq_frame_encode(frames, frames + sizeof(frames),
 				&f) - frames));
 	w = dpq_conn_stream_write(p.server, 0, big, want, false);

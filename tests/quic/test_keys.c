@@ -63,7 +63,7 @@ seal_1rtt(struct pair *p, struct dpq_conn *from, uint8_t *pkt,
 	uint8_t *q;
 
 	if (pn == UINT64_MAX)
-		pn = from->pns[DPQ_PN_SPACE_APP].next_pn++;
+		pn = from->b->pns[DPQ_PN_SPACE_APP].next_pn++;
 	assert_true(len + 64 < PAIR_MTU);
 	q = dpq_pkt_write_short(pkt, pkt + PAIR_MTU, from->dcid.bytes,
 			from->dcid.len, false,
@@ -574,7 +574,7 @@ run_reorder(bool batch)
 	assert_int_equal(dpq_conn_key_update(p.client), 0);
 	len[2] = client_dgram(&p, id, d[2]);
 	assert_int_equal(p.client->key_phase, 1);
-	assert_int_equal(p.client->stats.key_updates, 1);
+	assert_int_equal(p.client->b->stats.key_updates, 1);
 
 	/* The new phase first, then one from before the update. */
 	lp[0] = len[2];
@@ -589,7 +589,7 @@ run_reorder(bool batch)
 	}
 	assert_int_equal(p.server->ku.rx_gen, 1);
 	assert_int_equal(p.server->ku.tx_gen, 1);	/* followed (§6.2) */
-	assert_int_equal(p.server->stats.key_updates_peer, 1);
+	assert_int_equal(p.server->b->stats.key_updates_peer, 1);
 	assert_non_null(p.server->ku.rx_prev);
 	dpq_conn_get_stats(p.server, &ss);
 	assert_int_equal(ss.stream_bytes_recv, 2000);
@@ -689,10 +689,10 @@ test_peer_updates_too_fast(void **state)
 		start_pair_ku(&p, 70 + (uint64_t)acked);
 		k1 = client_gen_key(&p, 1);
 		k2 = client_gen_key(&p, 2);
-		pn = p.client->pns[DPQ_PN_SPACE_APP].next_pn + 10;
+		pn = p.client->b->pns[DPQ_PN_SPACE_APP].next_pn + 10;
 		assert_int_equal(client_ping(&p, k1, 1, pn), 1);
 		assert_int_equal(p.server->ku.rx_gen, 1);
-		assert_int_equal(p.server->stats.key_updates_peer, 1);
+		assert_int_equal(p.server->b->stats.key_updates_peer, 1);
 		if (acked) {
 			/* The server acknowledges the update (in the new
 			 * keys) once its ACK delay passed. */
@@ -707,7 +707,7 @@ test_peer_updates_too_fast(void **state)
 					DPQ_CONN_ESTABLISHED);
 			assert_int_equal(p.server->ku.rx_gen, 2);
 			assert_int_equal(p.server->ku.tx_gen, 2);
-			assert_int_equal(p.server->stats.key_updates_peer, 2);
+			assert_int_equal(p.server->b->stats.key_updates_peer, 2);
 		} else {
 			expect_key_update_error(&p);
 		}
@@ -736,7 +736,7 @@ test_key_phase_order(void **state)
 	(void)state;
 	start_pair_ku(&p, 80);
 	k1 = client_gen_key(&p, 1);
-	pn = p.client->pns[DPQ_PN_SPACE_APP].next_pn + 10;
+	pn = p.client->b->pns[DPQ_PN_SPACE_APP].next_pn + 10;
 	assert_int_equal(client_ping(&p, p.client->tx[DPQ_EPOCH_1RTT], 0,
 			pn + 5), 1);
 	client_ping(&p, k1, 1, pn);
@@ -747,7 +747,7 @@ test_key_phase_order(void **state)
 	dpq_pp_key_destroy(k1);
 	free(k1);
 	k1 = client_gen_key(&p, 1);
-	pn = p.client->pns[DPQ_PN_SPACE_APP].next_pn + 10;
+	pn = p.client->b->pns[DPQ_PN_SPACE_APP].next_pn + 10;
 	len[0] = seal_1rtt(&p, p.client, d[0], ping, 1, k1, 1, pn);
 	len[1] = seal_1rtt(&p, p.client, d[1], ping, 1,
 			p.client->tx[DPQ_EPOCH_1RTT], 0, pn + 1);

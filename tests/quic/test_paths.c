@@ -672,7 +672,7 @@ inject_frames(struct pair *p, struct dpq_conn *from, struct dpq_conn *to,
 {
 	struct dpq_seal_op op = { 0 };
 	uint8_t pkt[PAIR_MTU];
-	uint64_t pn = from->pns[DPQ_PN_SPACE_APP].next_pn++;
+	uint64_t pn = from->b->pns[DPQ_PN_SPACE_APP].next_pn++;
 	uint8_t *q;
 
 	q = dpq_pkt_write_short(pkt, pkt + sizeof(pkt), from->dcid.bytes,

@@ -28,7 +28,7 @@
 
 #define MAXC	400
 /* Bytes a parked server connection may hold (budget accounting). */
-#define PARKED_CONN_MAX	6400
+#define PARKED_CONN_MAX	3600
 
 struct net {
 	struct rte_mempool *pool;
