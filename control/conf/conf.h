@@ -148,6 +148,7 @@ struct dpq_conf_server {
 	bool allow_no_rss;
 	double duration;		/* 0: until signalled */
 	uint64_t max_connections;	/* per shard */
+	uint64_t mem_budget_mib;	/* per shard */
 	uint64_t idle_timeout_ms;
 };
 

@@ -111,6 +111,11 @@ static const struct dpq_conf_key server_keys[] = {
 	  .type = DPQ_CONF_UINT, .off = S(max_connections), .min = 1,
 	  .max = 1u << 22, .def = "4096", .arg = "N",
 	  .help = "connection slots per shard" },
+	{ .name = "mem-budget-mib", .opt = "mem-budget-mib",
+	  .type = DPQ_CONF_UINT, .off = S(mem_budget_mib), .min = 16,
+	  .max = 1u << 20, .def = "256", .arg = "MIB",
+	  .help = "memory budget per shard for its connections (a parked "
+	  "one takes about 3.5 KB)" },
 	{ .name = "idle-timeout-ms", .opt = "idle-timeout-ms",
 	  .type = DPQ_CONF_UINT, .off = S(idle_timeout_ms), .min = 1,
 	  .max = 3600000, .def = "30000", .arg = "MS",

@@ -311,6 +311,7 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 		(uint64_t)(d->conf.crypto.key_update_gap * 1e6);
 	sc.conn.idle_timeout_ms = d->conf.server.idle_timeout_ms;
 	sc.max_conns = (uint32_t)d->conf.server.max_connections;
+	sc.mem_budget = d->conf.server.mem_budget_mib << 20;
 	sc.hs.ops = &dpq_hs_ring_ops;
 	sc.hs.hs = r->ring;
 	sc.hs.attach = ring_attach;

@@ -581,9 +581,13 @@ int dpq_conn_set_fec_policy(struct dpq_conn *c,
 
 /* The owner expects the connection to stay idle: give back the memory
  * it can rebuild (the expanded 1-RTT keys, kept in saved form, their next
- * generation, empty sent-packet blocks). The first call that sends or
- * receives expands the keys again. Returns 0, or -EBUSY when something
- * is pending or it is not established (nothing changed), -ENOMEM. */
+ * generation, empty sent-packet blocks) and pack the rest of its state
+ * that an idle connection does not read (docs/shard.md). The first call
+ * that may change it (a datagram, a due timer, the application, the
+ * handshake service) unparks it, byte for byte; calls that only read
+ * (state, next timeout, statistics, the active tuple) do not. Returns 0,
+ * or -EBUSY when something is pending or it is not established (nothing
+ * changed), -ENOMEM. */
 int dpq_conn_park(struct dpq_conn *c);
 bool dpq_conn_parked(const struct dpq_conn *c);
 

@@ -17,7 +17,8 @@
 # shard's telemetry dictionary has exactly the control socket's counters
 # (nested groups flattened as group_name) with the same values; the
 # totals are the shards' sums; a bad shard number gets no data; DPDK's
-# own /ethdev/stats,0 is there too.
+# own /ethdev/stats,0 is there too; each shard has the memory budget
+# --mem-budget-mib gave.
 DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/../interop/netns_lib.sh"
 
@@ -42,7 +43,7 @@ SOCK=$TMP/d.sock
 DPQD_SHCONF="--file-prefix=$PREFIX"
 start_dpquicd_tap PD "$NS" dpqt0 "$DADDR" "$KADDR" 24 "$TMP/d.log" 0,1 -- \
 	--addr "$DADDR:4433" --root "$ROOT" --ctl "$SOCK" \
-	--shards 2 --allow-no-rss --duration 120
+	--shards 2 --allow-no-rss --duration 120 --mem-budget-mib 64
 # EAL removes its runtime directory at exit; a killed daemon leaves it.
 trap 'lib_cleanup; rm -rf "/var/run/dpdk/$PREFIX"' EXIT
 
@@ -123,6 +124,9 @@ if len(shards) == 4:
               'shard %d: telemetry names = control socket names (%d keys)%s'
               % (i, len(c), '' if t is None or set(t) == set(c) else
                  ' differ: %s' % sorted(set(t) ^ set(c))))
+        check(c.get('mem_budget') == 64 << 20,
+              'shard %d: mem_budget %s (--mem-budget-mib 64)'
+              % (i, c.get('mem_budget')))
         if t is None:
             continue
         diff = [k for k in c if k in t and t[k] != c[k]
