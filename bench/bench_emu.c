@@ -250,18 +250,124 @@ bench_hol(void)
 
 /* ---- pacing ---------------------------------------------------------------- */
 
+/* How a run sends: paced (the default), paced with HyStart++ exactly as
+ * RFC 9406 (no paced delay signal, dataplane/engine/hystart.h), or
+ * unpaced. */
+enum pace_mode { PACED, PACED_RFC, UNPACED, PACE_MODES };
+static const char *const pace_mode_name[] = { "paced", "paced, RFC 9406",
+	"unpaced" };
+
+/* Medians over the seeds of one path, controller and mode. */
+struct pace_fig {
+	double loss;		/* % of the data direction's datagrams */
+	double good;		/* Mbit/s */
+	double ssd, cad;	/* queue drops in the first slow start, after */
+	double peak;		/* the first slow start's largest window, kB */
+	unsigned int ok, noexit;
+};
+
+static double pace_cpu;
+
+static void
+pace_run(const char *spec, const char *cc, enum pace_mode m,
+		uint64_t bytes, bool big, struct pace_fig *f)
+{
+	double l[MAX_SEEDS], g[MAX_SEEDS], d0[MAX_SEEDS], d1[MAX_SEEDS];
+	double pk[MAX_SEEDS];
+	unsigned int k, ok = 0;
+
+	memset(f, 0, sizeof(*f));
+	for (k = 0; k < seeds; k++) {
+		struct dpq_sim_conf c;
+		struct dpq_sim_xfer x = { .bytes = bytes, .streams = 1,
+			.max_ns = 600 * SEC };
+		struct dpq_sim_xfer_result r;
+
+		link_conf(&c, spec, k + 1);
+		c.client.cc_name = c.server.cc_name = cc;
+		c.client.no_pacing = c.server.no_pacing = m == UNPACED;
+		c.client.hystart_rfc = c.server.hystart_rfc = m == PACED_RFC;
+		if (big) {
+			/* Windows that the 1 Gbit/s and 100 ms paths need
+			 * (elsewhere the defaults, auto-tuned, as dpquicd
+			 * and dpquic-client run). */
+			c.client.max_data = c.server.max_data = 32 << 20;
+			c.client.max_stream_data = 32 << 20;
+			c.server.max_stream_data = 32 << 20;
+		}
+		dpq_sim_transfer(&c, &x, &r);
+		pace_cpu += r.cpu_s;
+		if (!r.ok)
+			continue;
+		l[ok] = 100.0 * (double)r.s2c.dropped[DPQ_LINKEM_DROP_QUEUE] /
+			(double)(r.s2c.offered ? r.s2c.offered : 1);
+		d0[ok] = (double)r.ss_dropped;
+		d1[ok] = (double)(r.s2c.dropped[DPQ_LINKEM_DROP_QUEUE] -
+				r.ss_dropped);
+		pk[ok] = (double)r.ss_peak_cwnd / 1e3;
+		/* No ssthresh (BBR): no split to show. */
+		f->noexit += r.ss_exit_ns == UINT64_MAX;
+		g[ok++] = r.goodput_bps / 1e6;
+	}
+	f->ok = ok;
+	f->loss = median(l, ok);
+	f->good = median(g, ok);
+	f->ssd = median(d0, ok);
+	f->cad = median(d1, ok);
+	f->peak = median(pk, ok);
+	if (ok < seeds)
+		printf("(%s, %s, %s: %u runs did not finish)\n", spec, cc,
+				pace_mode_name[m], seeds - ok);
+	if (csv)
+		printf("csv,pacing,%s,%s,%s,%.4f,%.2f,%.0f,%.0f,%.0f\n", spec,
+				cc, pace_mode_name[m], f->loss, f->good,
+				f->ssd, f->cad, f->peak);
+}
+
+static double
+ratio(double off, double on)
+{
+	return on > 0 ? off / on : off > 0 ? 99.9 : 1.0;
+}
+
 /*
  * A shallow buffer: 100 Mbit/s, 20 ms RTT (BDP 250 kB), a 15 kB queue
- * (ten full packets). An unpaced sender's window leaves in line-rate
- * bursts that overflow it; a paced one spreads them over the RTT. No
- * random loss: every loss is a queue overflow. Loss rate = data-direction
- * datagrams dropped by the queue / datagrams offered. 100 MB so that the
- * end of slow start does not dominate. The drops are split at the end of
- * the first slow start (its first congestion event, plus one RTT for
- * what was already in flight): "ss" drops came from the slow start's
- * overshoot, "ca" drops from the probing afterwards; peak = the largest
- * window of the first slow start.
+ * (ten full packets, 1.2 ms, 6% of the BDP). An unpaced sender's window
+ * leaves in line-rate bursts that overflow it; a paced one spreads them
+ * over the RTT. No random loss: every loss is a queue overflow. Loss rate
+ * = data-direction datagrams dropped by the queue / datagrams offered.
+ * 100 MB so that the end of slow start does not dominate. The drops are
+ * split at the end of the first slow start (its first congestion event,
+ * plus one RTT for what was already in flight): "ss" drops came from the
+ * slow start's overshoot, "ca" drops from the probing afterwards; peak =
+ * the largest window of the first slow start.
+ *
+ * Then the same at other queue depths (the goal's ratio, where it holds),
+ * and paths where a slow-start exit on a small RTT rise could cost
+ * goodput (jitter, long RTT, deep queue, 1 Gbit/s): all three modes in
+ * the same run.
  */
+static const char *const pace_head =
+	"delay=10ms,jitter=200us,rate=100mbit,queue=15kb";
+static const struct {
+	const char *queue;
+	const char *bdp;
+} pace_depths[] = {
+	{ "30kb", "0.12" }, { "62kb", "0.25" }, { "125kb", "0.5" },
+};
+static const struct {
+	const char *name;
+	const char *spec;
+} pace_paths[] = {
+	{ "clean 20 ms", "delay=10ms,rate=100mbit,queue=250kb" },
+	{ "20 ms, jitter 1 ms", "delay=10ms,jitter=1ms,rate=100mbit,"
+		"queue=250kb" },
+	{ "100 ms, jitter 1 ms", "delay=50ms,jitter=1ms,rate=100mbit,"
+		"queue=1250kb" },
+	{ "1 Gbit/s 20 ms", "delay=10ms,jitter=200us,rate=1gbit,"
+		"queue=2500kb" },
+};
+
 static int
 bench_pacing(void)
 {
@@ -270,80 +376,98 @@ bench_pacing(void)
 			"pacing switch (struct dpq_conn_conf.no_pacing)\n");
 	return 2;
 #else
-	const char *spec = "delay=10ms,jitter=200us,rate=100mbit,queue=15kb";
 	const uint64_t bytes = quick ? 20000000 : 100000000;
+	const uint64_t sbytes = quick ? 10000000 : 50000000;
+	const uint64_t pbytes = quick ? 5000000 : 20000000;
 	const struct dpq_cc_ops *ops;
-	double cpu = 0;
-	unsigned int k, p;
-	size_t ci;
+	struct pace_fig f[PACE_MODES];
+	size_t ci, di, pi;
+	int m;
 
+	pace_cpu = 0;
 	printf("pacing: %s, %.0f MB download, median of %u seeds\n"
 			"(drops: by the queue in the first slow start / "
-			"after it; peak: its largest window, kB)\n\n",
-			spec, (double)bytes / 1e6, seeds);
-	printf("%-8s | %-33s | %-33s | %s\n", "", "pacing on", "pacing off",
-			"loss off/on");
-	printf("%-8s | %7s %6s %10s %6s | %7s %6s %10s %6s |\n", "cc",
-			"loss %", "Mbit/s", "drops", "peak", "loss %",
-			"Mbit/s", "drops", "peak");
+			"after it; peak: its largest window, kB;\n"
+			"paced RFC: HyStart++ exactly as RFC 9406, without the "
+			"paced delay signal)\n\n",
+			pace_head, (double)bytes / 1e6, seeds);
+	printf("%-8s | %-33s | %-21s | %-33s | %s\n", "", "paced", "paced RFC",
+			"unpaced", "loss unpaced/paced");
+	printf("%-8s | %7s %6s %10s %6s | %7s %6s %6s | %7s %6s %10s %6s |\n",
+			"cc", "loss %", "Mbit/s", "drops", "peak", "loss %",
+			"Mbit/s", "drops", "loss %", "Mbit/s", "drops", "peak");
 	for (ci = 0; (ops = dpq_cc_get(ci)) != NULL; ci++) {
-		double loss[2], good[2], ssd[2], cad[2], peak[2];
-		unsigned int noexit = 0;
-
-		for (p = 0; p < 2; p++) {
-			double l[MAX_SEEDS], g[MAX_SEEDS], d0[MAX_SEEDS];
-			double d1[MAX_SEEDS], pk[MAX_SEEDS];
-			unsigned int ok = 0;
-
-			for (k = 0; k < seeds; k++) {
-				struct dpq_sim_conf c;
-				struct dpq_sim_xfer x = { .bytes = bytes,
-					.streams = 1, .max_ns = 600 * SEC };
-				struct dpq_sim_xfer_result r;
-
-				link_conf(&c, spec, k + 1);
-				c.client.cc_name = c.server.cc_name = ops->name;
-				c.client.no_pacing = c.server.no_pacing = p;
-				dpq_sim_transfer(&c, &x, &r);
-				cpu += r.cpu_s;
-				if (!r.ok)
-					continue;
-				l[ok] = 100.0 * (double)r.s2c.dropped[
-					DPQ_LINKEM_DROP_QUEUE] /
-					(double)(r.s2c.offered ? r.s2c.offered : 1);
-				d0[ok] = (double)r.ss_dropped;
-				d1[ok] = (double)(r.s2c.dropped[
-					DPQ_LINKEM_DROP_QUEUE] - r.ss_dropped);
-				pk[ok] = (double)r.ss_peak_cwnd / 1e3;
-				/* No ssthresh (BBR): no split to show. */
-				noexit += r.ss_exit_ns == UINT64_MAX;
-				g[ok++] = r.goodput_bps / 1e6;
-			}
-			loss[p] = median(l, ok);
-			good[p] = median(g, ok);
-			ssd[p] = median(d0, ok);
-			cad[p] = median(d1, ok);
-			peak[p] = median(pk, ok);
-			if (ok < seeds)
-				printf("(%s, pacing %s: %u runs did not "
-						"finish)\n", ops->name,
-						p ? "off" : "on", seeds - ok);
-		}
-		if (noexit != 0)
-			printf("%-8s | %7.3f %6.1f %17s | %7.3f %6.1f %17s | "
-					"%.1fx\n", ops->name, loss[0], good[0],
-					"(no ssthresh)", loss[1], good[1],
-					"(no ssthresh)",
-					loss[0] > 0 ? loss[1] / loss[0] : 0);
+		for (m = 0; m < PACE_MODES; m++)
+			pace_run(pace_head, ops->name, (enum pace_mode)m,
+					bytes, false, &f[m]);
+		if (f[PACED].noexit != 0)
+			printf("%-8s | %7.3f %6.1f %17s | %7.3f %6.1f %6s | "
+					"%7.3f %6.1f %17s | %.1fx\n", ops->name,
+					f[0].loss, f[0].good, "(no ssthresh)",
+					f[1].loss, f[1].good, "",
+					f[2].loss, f[2].good, "(no ssthresh)",
+					ratio(f[2].loss, f[0].loss));
 		else
 			printf("%-8s | %7.3f %6.1f %4.0f / %3.0f %6.0f | "
+					"%7.3f %6.1f %6.0f | "
 					"%7.3f %6.1f %4.0f / %3.0f %6.0f | "
-					"%.1fx\n", ops->name, loss[0], good[0],
-					ssd[0], cad[0], peak[0], loss[1],
-					good[1], ssd[1], cad[1], peak[1],
-					loss[0] > 0 ? loss[1] / loss[0] : 0);
+					"%.1fx\n", ops->name,
+					f[0].loss, f[0].good, f[0].ssd,
+					f[0].cad, f[0].peak,
+					f[1].loss, f[1].good, f[1].ssd + f[1].cad,
+					f[2].loss, f[2].good, f[2].ssd,
+					f[2].cad, f[2].peak,
+					ratio(f[2].loss, f[0].loss));
 	}
-	printf("\n(%.1f s CPU)\n", cpu);
+
+	printf("\ndeeper queues (same link, %.0f MB; 15kb = 0.06 BDP above): "
+			"loss %% paced / unpaced, unpaced/paced, Mbit/s paced "
+			"/ unpaced\n", (double)sbytes / 1e6);
+	printf("%-6s %-5s %-8s | %7s %7s | %6s | %6s %6s\n", "queue",
+			"BDP", "cc", "paced", "unpaced", "ratio",
+			"paced", "unpaced");
+	for (di = 0; di < sizeof(pace_depths) / sizeof(pace_depths[0]);
+	     di++) {
+		char spec[160];
+
+		snprintf(spec, sizeof(spec), "delay=10ms,jitter=200us,"
+				"rate=100mbit,queue=%s", pace_depths[di].queue);
+		for (ci = 0; (ops = dpq_cc_get(ci)) != NULL; ci++) {
+			pace_run(spec, ops->name, PACED, sbytes, false,
+					&f[PACED]);
+			pace_run(spec, ops->name, UNPACED, sbytes, false,
+					&f[UNPACED]);
+			printf("%-6s %-5s %-8s | %7.3f %7.3f | %5.1fx | "
+					"%6.1f %6.1f\n", pace_depths[di].queue,
+					pace_depths[di].bdp, ops->name,
+					f[PACED].loss, f[UNPACED].loss,
+					ratio(f[UNPACED].loss, f[PACED].loss),
+					f[PACED].good, f[UNPACED].good);
+		}
+	}
+
+	printf("\nother paths (100 Mbit/s unless said, 1-BDP queue, %.0f MB, "
+			"the controllers that use HyStart++): Mbit/s paced / "
+			"paced RFC / unpaced, loss %% paced / paced RFC / "
+			"unpaced\n", (double)pbytes / 1e6);
+	printf("%-20s %-8s | %6s %6s %6s | %7s %7s %7s\n", "path", "cc",
+			"paced", "RFC", "unpace", "paced", "RFC", "unpaced");
+	for (pi = 0; pi < sizeof(pace_paths) / sizeof(pace_paths[0]); pi++) {
+		for (ci = 0; (ops = dpq_cc_get(ci)) != NULL; ci++) {
+			if (strcmp(ops->name, "bbr") == 0)
+				continue;	/* no HyStart++ */
+			for (m = 0; m < PACE_MODES; m++)
+				pace_run(pace_paths[pi].spec, ops->name,
+						(enum pace_mode)m, pbytes, true,
+						&f[m]);
+			printf("%-20s %-8s | %6.1f %6.1f %6.1f | %7.3f %7.3f "
+					"%7.3f\n", pace_paths[pi].name,
+					ops->name, f[0].good, f[1].good,
+					f[2].good, f[0].loss, f[1].loss,
+					f[2].loss);
+		}
+	}
+	printf("\n(%.1f s CPU)\n", pace_cpu);
 	return 0;
 #endif
 }

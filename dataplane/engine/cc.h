@@ -96,6 +96,9 @@ struct dpq_cc_conf {
 	uint64_t initial_window;
 	/* Packets the peer rebuilt with XOR-FEC (dpq_cc_on_recovered). */
 	enum dpq_cc_fec_reaction fec_reaction;
+	/* The sender paces at pacing_rate (RFC 9002 §7.7): HyStart++ also
+	 * takes RTT rises below RFC 9406's floor (hystart.h). */
+	bool paced;
 };
 
 /* Newly acknowledged packets of one ACK frame (RFC 9002 §7, B.5). */

@@ -128,6 +128,7 @@ cubic_init(struct dpq_cc *cc, const struct dpq_cc_conf *conf, uint64_t now)
 
 	memset(s, 0, sizeof(*s));
 	dpq_hystart_init(&s->hs, now);
+	dpq_hystart_set_paced(&s->hs, conf->paced);
 	cc->ssthresh = UINT64_MAX;
 	cc->cwnd = conf->initial_window != 0 ? conf->initial_window :
 		dpq_cc_initial_window(cc->max_datagram_size);

@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * hystart.c: HyStart++ (RFC 9406 §4.2), see hystart.h.
+ * hystart.c: HyStart++ (RFC 9406 §4.2), see hystart.h; and the paced
+ * delay signal described there (dpq_hystart_set_paced).
  */
+#include <string.h>
+
 #include "dataplane/engine/hystart.h"
 
 void
 dpq_hystart_init(struct dpq_hystart *h, uint64_t now)
 {
+	memset(h, 0, sizeof(*h));	/* not paced until set_paced */
 	h->round_start = now;
 	h->last_round_min_rtt = UINT64_MAX;
 	h->cur_round_min_rtt = UINT64_MAX;
 	h->css_baseline_min_rtt = UINT64_MAX;
-	h->rtt_samples = 0;
-	h->css_rounds = 0;
+	h->noise = UINT64_MAX;
 	h->state = DPQ_HYSTART_SLOW_START;
-	h->exits = 0;
 }
 
 static uint64_t
@@ -27,6 +29,60 @@ rtt_thresh(uint64_t last_min)
 	return t < DPQ_HYSTART_MIN_RTT_THRESH ? DPQ_HYSTART_MIN_RTT_THRESH : t;
 }
 
+/* The minimum of the last DPQ_HYSTART_PACED_WIN samples; UINT64_MAX
+ * until there are that many. */
+static uint64_t
+slide_min(const struct dpq_hystart *h)
+{
+	uint64_t m = UINT64_MAX;
+	unsigned int i;
+
+	if (h->win_n < DPQ_HYSTART_PACED_WIN)
+		return UINT64_MAX;
+	for (i = 0; i < DPQ_HYSTART_PACED_WIN; i++)
+		if (h->win[i] < m)
+			m = h->win[i];
+	return m;
+}
+
+static void
+add_sample(struct dpq_hystart *h, uint64_t rtt)
+{
+	h->win[h->win_pos] = rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt;
+	h->win_pos = (uint8_t)((h->win_pos + 1) % DPQ_HYSTART_PACED_WIN);
+	if (h->win_n < DPQ_HYSTART_PACED_WIN)
+		h->win_n++;
+	/* The round's two largest samples (the largest may be one the
+	 * peer delayed on purpose, RFC 9000 §13.2.1). */
+	if (rtt > h->cur_round_max[0]) {
+		h->cur_round_max[1] = h->cur_round_max[0];
+		h->cur_round_max[0] = rtt;
+	} else if (rtt > h->cur_round_max[1]) {
+		h->cur_round_max[1] = rtt;
+	}
+}
+
+/* The paced rule's threshold over the last round's minimum; UINT64_MAX
+ * when it does not apply (not paced, noise unknown, or no finer than
+ * RFC 9406's own threshold). */
+static uint64_t
+paced_thresh(const struct dpq_hystart *h)
+{
+	uint64_t t, f;
+
+	if (!h->paced || h->noise == UINT64_MAX ||
+	    h->last_round_min_rtt == UINT64_MAX)
+		return UINT64_MAX;
+	t = h->noise * DPQ_HYSTART_PACED_NOISE_NUM /
+		DPQ_HYSTART_PACED_NOISE_DEN;
+	f = h->last_round_min_rtt / DPQ_HYSTART_PACED_MIN_RTT_DIVISOR;
+	if (f < DPQ_HYSTART_PACED_MIN_THRESH)
+		f = DPQ_HYSTART_PACED_MIN_THRESH;
+	if (t < f)
+		t = f;
+	return t < rtt_thresh(h->last_round_min_rtt) ? t : UINT64_MAX;
+}
+
 uint64_t
 dpq_hystart_on_ack(struct dpq_hystart *h, const struct dpq_cc_ack *ev,
 		bool *leave)
@@ -37,9 +93,21 @@ dpq_hystart_on_ack(struct dpq_hystart *h, const struct dpq_cc_ack *ev,
 	/* §4.2: a round ends when data sent after it began is acked
 	 * (windowEnd); the next one starts now. */
 	if (ev->largest_sent_time > h->round_start) {
+		/* The paced signal's noise: the largest spread of a round
+		 * so far (second largest sample - minimum), in rounds with
+		 * enough samples to tell. */
+		if (h->rtt_samples >= DPQ_HYSTART_N_RTT_SAMPLE &&
+		    h->cur_round_min_rtt != UINT64_MAX) {
+			uint64_t sp = h->cur_round_max[1] > h->cur_round_min_rtt ?
+				h->cur_round_max[1] - h->cur_round_min_rtt : 0;
+
+			if (h->noise == UINT64_MAX || sp > h->noise)
+				h->noise = sp;
+		}
 		h->round_start = ev->now;
 		h->last_round_min_rtt = h->cur_round_min_rtt;
 		h->cur_round_min_rtt = UINT64_MAX;
+		h->cur_round_max[0] = h->cur_round_max[1] = 0;
 		h->rtt_samples = 0;
 		if (h->state == DPQ_HYSTART_CSS &&
 		    ++h->css_rounds >= DPQ_HYSTART_CSS_ROUNDS) {
@@ -53,6 +121,21 @@ dpq_hystart_on_ack(struct dpq_hystart *h, const struct dpq_cc_ack *ev,
 		if (ev->rtt->latest < h->cur_round_min_rtt)
 			h->cur_round_min_rtt = ev->rtt->latest;
 		h->rtt_samples++;
+		add_sample(h, ev->rtt->latest);
+		/* hystart.h: a paced sender's queue shows before the round's
+		 * minimum can rise; slow start ends at once, without CSS. */
+		if (h->state == DPQ_HYSTART_SLOW_START) {
+			uint64_t t = paced_thresh(h), s = slide_min(h);
+
+			if (t != UINT64_MAX && s != UINT64_MAX &&
+			    s >= h->last_round_min_rtt + t) {
+				h->state = DPQ_HYSTART_DONE;
+				h->exits++;
+				h->paced_exits++;
+				*leave = true;
+				return 0;
+			}
+		}
 	}
 	if (h->rtt_samples >= DPQ_HYSTART_N_RTT_SAMPLE &&
 	    h->cur_round_min_rtt != UINT64_MAX) {

@@ -37,6 +37,20 @@
 #define DPQ_HYSTART_CSS_GROWTH_DIVISOR	4
 #define DPQ_HYSTART_CSS_ROUNDS		5
 
+/* The paced delay signal (a deliberate deviation from RFC 9406, see
+ * below and docs/recovery.md): RTT samples in the sliding window, the
+ * least threshold (us), the part of the last round's minimum it is at
+ * least, and its least multiple of the path's noise (num/den). Chosen
+ * by a Monte Carlo of FIFO jitter (1 ms, 200 us; 20-100 ms RTT): with
+ * 1.5 x the largest spread and four samples no false exit in 60 slow
+ * starts of each path; with 2 x the sliding minimum's own rise, up to
+ * 28% (docs/recovery.md). */
+#define DPQ_HYSTART_PACED_WIN		4
+#define DPQ_HYSTART_PACED_MIN_THRESH	250
+#define DPQ_HYSTART_PACED_MIN_RTT_DIVISOR 64
+#define DPQ_HYSTART_PACED_NOISE_NUM	3
+#define DPQ_HYSTART_PACED_NOISE_DEN	2
+
 enum dpq_hystart_state {
 	DPQ_HYSTART_SLOW_START = 0,
 	DPQ_HYSTART_CSS,		/* conservative slow start */
@@ -52,9 +66,60 @@ struct dpq_hystart {
 	uint8_t css_rounds;		/* rounds completed in CSS */
 	uint8_t state;			/* enum dpq_hystart_state */
 	uint64_t exits;			/* times CSS was entered (stats) */
+	/* The paced delay signal (dpq_hystart_set_paced). */
+	uint32_t win[DPQ_HYSTART_PACED_WIN];	/* last RTT samples, us */
+	uint8_t win_n;			/* samples in win (<= WIN) */
+	uint8_t win_pos;		/* where the next one goes */
+	bool paced;			/* the signal is on */
+	uint64_t cur_round_max[2];	/* us: the round's two largest */
+	uint64_t noise;			/* us; UINT64_MAX: unknown */
+	uint64_t paced_exits;		/* CSS entered by it (stats) */
 };
 
 void dpq_hystart_init(struct dpq_hystart *h, uint64_t now);
+
+/*
+ * The sender paces (RFC 9002 §7.7, pacer.h): also watch for a queue far
+ * smaller than RFC 9406's 4 ms floor. A deliberate deviation from RFC
+ * 9406 §4.2, for paced senders only:
+ *
+ * RFC 9406 compares each round's minimum RTT with the last round's,
+ * against clamp(min / 8, 4 ms, 16 ms). Behind a shallow drop-tail queue
+ * (100 Mbit/s, 15 kB = 1.2 ms) the RTT can never rise by 4 ms, and the
+ * round's minimum never rises at all in the round that overflows: its
+ * first samples are of packets sent before the queue formed. The floor
+ * exists because an unpaced sender's own line-rate bursts queue behind
+ * each other and make its RTT samples jump. A paced sender's samples
+ * carry no such self-inflicted noise, so a smaller rise is evidence too,
+ * if it stands out from the noise the path itself showed:
+ *
+ *   slide  the minimum of the last DPQ_HYSTART_PACED_WIN samples (one
+ *          late ACK or a jitter spike cannot move it; a queue that lasts
+ *          that many samples does);
+ *   noise  the largest spread of a completed round so far (of at least
+ *          N_RTT_SAMPLE samples): its second largest sample minus its
+ *          minimum (the largest may be an ACK the peer delayed on
+ *          purpose). Earlier rounds together hold about as many samples
+ *          as the current one (the window doubles), so the running
+ *          maximum is a fair measure of what jitter alone does to it;
+ *   rise   slide >= last round's minimum + max(1.5 * noise,
+ *          DPQ_HYSTART_PACED_MIN_THRESH, minimum / PACED_MIN_RTT_DIVISOR)
+ *          ends slow start at once: ssthresh = cwnd, no growth for this
+ *          ACK, no CSS. CSS (§4.2) grows the window by a quarter of each
+ *          ACK, i.e. sends 1.25 times what the path delivers into a
+ *          queue that is then already full: behind the 15 kB queue it
+ *          doubled the drops of the first slow start (docs/recovery.md).
+ *          CSS is there against false alarms; here the threshold above
+ *          the path's measured noise is.
+ *
+ * Used only while that threshold is below RFC 9406's: on a path whose
+ * jitter is larger the RFC rule alone decides, as without pacing.
+ */
+static inline void
+dpq_hystart_set_paced(struct dpq_hystart *h, bool paced)
+{
+	h->paced = paced;
+}
 
 /*
  * An ACK in the first slow start (cwnd < ssthresh, ssthresh never set):

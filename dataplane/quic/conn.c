@@ -397,6 +397,7 @@ dpq_conn_create(const struct dpq_conn_init *in, struct dpq_conn **out)
 		goto fail_bufs;
 	ccc.max_datagram_size = c->max_udp_payload;
 	ccc.fec_reaction = in->conf->fec_cc;
+	ccc.paced = !in->conf->no_pacing && !in->conf->hystart_rfc;
 	rc = dpq_cc_init(&c->b->cc, cc_ops, &ccc, in->now);
 	if (rc != 0)
 		goto fail_loss;

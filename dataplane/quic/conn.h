@@ -191,6 +191,9 @@ struct dpq_conn_conf {
 	/* Send at the controller's pacing rate (RFC 9002 §7.7); true
 	 * turns pacing off for this connection (for comparisons). */
 	bool no_pacing;
+	/* HyStart++ exactly as RFC 9406 even when paced: no paced delay
+	 * signal (dataplane/engine/hystart.h; for comparisons). */
+	bool hystart_rfc;
 	/* Mark packets ECT(0) and validate ECN (RFC 9000 §13.4); true:
 	 * never mark (peers' counts are still sent). */
 	bool no_ecn;

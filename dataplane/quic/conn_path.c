@@ -147,7 +147,8 @@ static void
 recovery_reset(struct dpq_conn *c, uint64_t now)
 {
 	struct dpq_cc_conf cf = { .max_datagram_size = c->max_udp_payload,
-		.fec_reaction = c->b->cc.conf.fec_reaction };
+		.fec_reaction = c->b->cc.conf.fec_reaction,
+		.paced = c->b->cc.conf.paced };
 	uint64_t bif = c->b->cc.bytes_in_flight;
 
 	c->b->stats.recovery_resets++;

@@ -234,6 +234,11 @@ run(const char *spec, uint64_t bytes, unsigned int seeds, enum side m,
 		c.client.max_data = c.server.max_data = 64 << 20;
 		c.client.max_stream_data = 64 << 20;
 		c.server.max_stream_data = 64 << 20;
+		/* Slow start ended by a loss, as RFC 9406 has it: HyStart++'s
+		 * paced delay signal (hystart.h) ends it before the deep
+		 * queue overflows, and the IGNORE control would no longer
+		 * show that the scenario fills the queue. */
+		c.client.hystart_rfc = c.server.hystart_rfc = true;
 		if (m != NOFEC) {
 			c.client.fec_max_group = c.server.fec_max_group = 64;
 			c.server.fec = (struct dpq_fec_policy){

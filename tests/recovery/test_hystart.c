@@ -5,7 +5,9 @@
  * clamp(min / 8, 4 ms, 16 ms)), Conservative Slow Start at a quarter of
  * the growth for 5 rounds, the return to slow start when the RTT falls
  * back, and NewReno and CUBIC leaving their first slow start through it
- * without a reduction.
+ * without a reduction; the paced delay signal (hystart.h): a paced
+ * sender leaves slow start on a rise far below RFC 9406's 4 ms floor,
+ * measured against the path's own noise, and an unpaced one does not.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,6 +171,124 @@ test_needs_samples_and_clamps(void **state)
 	}
 }
 
+/* One round of n ACKs as round_of(), the RTT of ACK i from rtt_of(i).
+ * Returns the index of the ACK that said "leave", or -1. */
+static int
+round_fn(struct dpq_hystart *h, struct run *r, unsigned int n,
+		uint64_t (*rtt_of)(unsigned int i, void *arg), void *arg,
+		uint64_t *grow)
+{
+	unsigned int i;
+	int at = -1;
+
+	r->sent = r->now + 1;
+	r->now += 20 * MS;
+	*grow = 0;
+	for (i = 0; i < n; i++) {
+		struct dpq_cc_ack ev = {
+			.now = r->now, .bytes_acked = MDS, .packets_acked = 1,
+			.largest_sent_time = r->sent, .rtt = &r->rtt,
+			.rtt_sampled = true,
+		};
+		bool leave;
+
+		r->rtt.latest = rtt_of(i, arg);
+		*grow += dpq_hystart_on_ack(h, &ev, &leave);
+		r->now += 100;
+		if (leave)
+			return (int)i;	/* the caller sets ssthresh */
+	}
+	return at;
+}
+
+/* 20 ms, 0-40 us of noise, and one ACK the peer delayed by 25 ms. */
+static uint64_t
+quiet(unsigned int i, void *arg)
+{
+	(void)arg;
+	return i == 5 ? 45 * MS : 20 * MS + (i % 3) * 20;
+}
+
+/* The same until ACK 6, then a queue of *(uint64_t *)arg us. */
+static uint64_t
+rise_at_6(unsigned int i, void *arg)
+{
+	return i < 6 ? 20 * MS + (i % 3) * 20 : 20 * MS +
+		*(const uint64_t *)arg;
+}
+
+/* 1 ms of noise: 20 ms and 21 ms by turns. */
+static uint64_t
+noisy(unsigned int i, void *arg)
+{
+	(void)arg;
+	return 20 * MS + (i % 2) * MS;
+}
+
+static void
+test_paced_small_rise(void **state)
+{
+	uint64_t rise = 600, grow;
+	int paced, k, at;
+
+	(void)state;
+	for (paced = 0; paced < 2; paced++) {
+		struct dpq_hystart h;
+		struct run r = { .now = 1000 };
+
+		dpq_hystart_init(&h, r.now);
+		dpq_hystart_set_paced(&h, paced);
+		for (k = 0; k < 3; k++)
+			assert_int_equal(round_fn(&h, &r, 16, quiet, NULL,
+					&grow), -1);
+		/* +0.6 ms (a 1.2 ms queue half full): paced, the 4th
+		 * raised sample fills the window and ends slow start, with
+		 * no growth for that ACK and no CSS. */
+		at = round_fn(&h, &r, 16, rise_at_6, &rise, &grow);
+		if (paced) {
+			assert_int_equal(at, 6 + DPQ_HYSTART_PACED_WIN - 1);
+			assert_int_equal(grow, (uint64_t)at * MDS);
+			assert_int_equal(h.state, DPQ_HYSTART_DONE);
+			assert_int_equal(h.paced_exits, 1);
+		} else {
+			assert_int_equal(at, -1);
+			assert_int_equal(h.state, DPQ_HYSTART_SLOW_START);
+			assert_int_equal(h.exits, 0);
+		}
+	}
+}
+
+static void
+test_paced_threshold_follows_noise(void **state)
+{
+	static const uint64_t rises[] = { 1400, 1600 };
+	uint64_t grow;
+	size_t i;
+	int k, at;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct dpq_hystart h;
+		struct run r = { .now = 1000 };
+
+		dpq_hystart_init(&h, r.now);
+		dpq_hystart_set_paced(&h, true);
+		for (k = 0; k < 3; k++)
+			assert_int_equal(round_fn(&h, &r, 16, noisy, NULL,
+					&grow), -1);
+		/* The path moves by 1 ms on its own: the threshold is
+		 * 1.5 ms; 1.4 ms is no evidence, 1.6 ms is. */
+		at = round_fn(&h, &r, 16, rise_at_6, (void *)&rises[i], &grow);
+		if (i == 0) {
+			assert_int_equal(at, -1);
+			assert_int_equal(h.state, DPQ_HYSTART_SLOW_START);
+		} else {
+			assert_int_equal(at, 6 + DPQ_HYSTART_PACED_WIN - 1);
+			assert_int_equal(h.state, DPQ_HYSTART_DONE);
+		}
+	}
+}
+
 /* NewReno and CUBIC: an RTT rise in the first slow start ends it with
  * ssthresh = cwnd and no reduction (RFC 9406 §4.2). */
 static void
@@ -235,6 +355,8 @@ main(void)
 		cmocka_unit_test(test_rise_enters_css_then_leaves),
 		cmocka_unit_test(test_css_false_alarm),
 		cmocka_unit_test(test_needs_samples_and_clamps),
+		cmocka_unit_test(test_paced_small_rise),
+		cmocka_unit_test(test_paced_threshold_follows_noise),
 		cmocka_unit_test(test_newreno_uses_it),
 		cmocka_unit_test(test_cubic_uses_it),
 	};
