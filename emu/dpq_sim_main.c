@@ -30,6 +30,8 @@ usage(FILE *f)
 "  --streams K      concurrent streams (default 1, at most %d)\n"
 "  --upload         client sends (default: server sends)\n"
 "  --no-pacing      both ends send unpaced (compare with pacing on)\n"
+"  --hystart-rfc    HyStart++ exactly as RFC 9406 even when paced (no\n"
+"                   paced delay signal; compare)\n"
 "  --seeds N        runs with seeds 1..N (default 1)\n"
 "  --seed S         first seed (default 1)\n"
 "  --max-time SEC   give up a run after this much virtual time (600)\n"
@@ -114,6 +116,7 @@ main(int argc, char **argv)
 		{ "streams", required_argument, NULL, 'k' },
 		{ "upload", no_argument, NULL, 'U' },
 		{ "no-pacing", no_argument, NULL, 'P' },
+		{ "hystart-rfc", no_argument, NULL, 'H' },
 		{ "seeds", required_argument, NULL, 'n' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "max-time", required_argument, NULL, 't' },
@@ -181,6 +184,10 @@ main(int argc, char **argv)
 			break;
 		case 'U':
 			x.upload = true;
+			break;
+		case 'H':
+			conf.client.hystart_rfc = conf.server.hystart_rfc =
+				true;
 			break;
 		case 'P':
 			conf.client.no_pacing = conf.server.no_pacing = true;
