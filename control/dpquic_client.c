@@ -54,6 +54,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -616,6 +617,36 @@ has_eal_args(int argc, char **argv)
 	return false;
 }
 
+/* --timeout ran out: say how far the connection got and what to try. */
+static void
+timeout_say(struct dpq_shard *shard, uint64_t handle,
+		const struct dpq_addr *server, double timeout)
+{
+	struct dpq_conn *c = dpq_shard_conn_by_handle(shard, handle);
+	struct dpq_conn_stats st;
+	char a[64];
+
+	dpq_addr_format(server, a, sizeof(a));
+	if (c == NULL) {
+		fprintf(stderr, "dpquic-client: timeout after %.1f s\n",
+			timeout);
+		return;
+	}
+	dpq_conn_get_stats(c, &st);
+	if (st.pkts_recv == 0)
+		fprintf(stderr, "dpquic-client: timeout after %.1f s: no "
+			"answer from %s (is a QUIC server listening there, "
+			"and does UDP reach it?)\n", timeout, a);
+	else if (dpq_conn_state(c) < DPQ_CONN_ESTABLISHED)
+		fprintf(stderr, "dpquic-client: timeout after %.1f s: the "
+			"handshake with %s did not complete (%" PRIu64
+			" packets received)\n", timeout, a, st.pkts_recv);
+	else
+		fprintf(stderr, "dpquic-client: timeout after %.1f s before "
+			"every file arrived (--timeout S waits longer)\n",
+			timeout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1015,8 +1046,7 @@ main(int argc, char **argv)
 		uint64_t now = dpq_shard_now_us();
 
 		if (now >= deadline) {
-			fprintf(stderr, "dpquic-client: timeout after %.1f s\n",
-					timeout);
+			timeout_say(shard, handle, &server, timeout);
 			break;
 		}
 		dpq_shard_poll(shard, now);
