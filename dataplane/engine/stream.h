@@ -103,11 +103,12 @@ struct dpq_stream_params {
 	const struct dpq_mem *recv_mem;
 };
 
-/* Under memory pressure (dpq_stream_write_capped) the application may
- * queue at most this many bytes beyond the peer's credit for the stream
- * (MAX_STREAM_DATA): a peer that reads slowly then pins that much of our
- * memory per stream, not the whole send buffer. Writes are cut short
- * there; more credit makes the stream writable. */
+/* On a shard with a memory budget the application may queue at most
+ * this many bytes beyond the peer's credit for a stream (MAX_STREAM_DATA),
+ * a sixteenth of it once half the budget is in use (send_cap in
+ * dataplane/quic/conn_stream.c, through dpq_stream_write_capped): a peer
+ * that reads slowly then pins about its credit, not whole send buffers.
+ * Writes are cut short there; more credit makes the stream writable. */
 #define DPQ_STREAM_SEND_AHEAD	(256u * 1024u)
 
 struct dpq_stream {

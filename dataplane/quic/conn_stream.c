@@ -367,6 +367,25 @@ dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id)
 	return 0;
 }
 
+/*
+ * How far the application may queue on a stream: on a shard with a
+ * memory budget, DPQ_STREAM_SEND_AHEAD beyond what the peer lets us send
+ * (MAX_STREAM_DATA), a sixteenth of it once half the budget is in use.
+ * A peer that opens many streams and reads slowly then pins about its
+ * credit, not whole send buffers: 8 such peers x 100 streams with 16 KiB
+ * windows filled a 256 MiB budget when only the second half was capped,
+ * and new connections were refused meanwhile (tests/hostile/attack.sh).
+ * More credit makes the stream writable again.
+ */
+static uint64_t
+send_cap(const struct dpq_conn *c, const struct dpq_qstream *qs)
+{
+	if (c->budget == NULL || c->budget->limit == 0)
+		return UINT64_MAX;
+	return qs->s.tx_fc.max + (dpq_membudget_tight(c->budget) ?
+			DPQ_STREAM_SEND_AHEAD / 16 : DPQ_STREAM_SEND_AHEAD);
+}
+
 ssize_t
 dpq_conn_stream_write(struct dpq_conn *c, uint64_t id, const void *data,
 		size_t len, bool fin)
@@ -380,12 +399,8 @@ dpq_conn_stream_write(struct dpq_conn *c, uint64_t id, const void *data,
 	qs = dpq_conn_stream_find(c, id);
 	if (qs == NULL)
 		return -ENOENT;
-	/* Memory is short (half the shard's budget in use): queue little
-	 * beyond what the peer lets us send, so slow readers cannot pin
-	 * whole send buffers (DPQ_STREAM_SEND_AHEAD). */
 	n = dpq_stream_write_capped(&qs->s, data, len, fin,
-			dpq_membudget_tight(c->budget) ?
-			qs->s.tx_fc.max + DPQ_STREAM_SEND_AHEAD : UINT64_MAX);
+			send_cap(c, qs));
 	if (n > 0 || fin)
 		dpq_conn_stream_schedule(c, qs);
 	return n;

@@ -661,24 +661,29 @@ server_writes(struct dpq_membudget *b, size_t want)
 static void
 test_slow_reader_send_cap(void **state)
 {
-	struct dpq_membudget free_b, tight_b;
+	struct dpq_membudget free_b, roomy_b, tight_b;
 	struct dpq_mem other;
 	void *others;
-	ssize_t w_free, w_tight;
+	ssize_t w_free, w_roomy, w_tight;
 
 	(void)state;
 	dpq_membudget_init(&free_b, NULL, 0);
+	dpq_membudget_init(&roomy_b, NULL, 256u << 20);
 	dpq_membudget_init(&tight_b, NULL, 4u << 20);
 	other = dpq_membudget_state_mem(&tight_b);
 	others = dpq_mem_alloc(&other, 5u << 19);
 	assert_non_null(others);
 	w_free = server_writes(&free_b, 4u << 20);
+	w_roomy = server_writes(&roomy_b, 4u << 20);
 	w_tight = server_writes(&tight_b, 4u << 20);
 	dpq_mem_free(&other, others);
-	/* Plenty of memory: the whole 4 MiB send buffer. Half the budget in
-	 * use: the client's credit (256 KiB) + DPQ_STREAM_SEND_AHEAD. */
+	/* No budget: the whole 4 MiB send buffer. A budget with room: the
+	 * client's credit (256 KiB) + DPQ_STREAM_SEND_AHEAD (was the whole
+	 * buffer: slow readers filled half the budget unchecked). Half the
+	 * budget in use: the credit + a sixteenth of that. */
 	assert_int_equal(w_free, 4u << 20);
-	assert_int_equal(w_tight, (256u << 10) + DPQ_STREAM_SEND_AHEAD);
+	assert_int_equal(w_roomy, (256u << 10) + DPQ_STREAM_SEND_AHEAD);
+	assert_int_equal(w_tight, (256u << 10) + DPQ_STREAM_SEND_AHEAD / 16);
 }
 
 int
