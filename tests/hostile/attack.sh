@@ -99,7 +99,8 @@ ip netns exec "$NS" "$DPQUICD" -l "${DPQ_ATTACK_LCORES:-0}" --no-huge \
 	--root "$TMP/root" --ctl "$SOCK" --duration 1700 \
 	> "$TMP/dpquicd.log" 2>&1 &
 DPID=$!
-for _ in $(seq 1 100); do
+# Bounded but generous: EAL's start took over 10 s on a loaded machine.
+for _ in $(seq 1 600); do
 	ip -n "$NS" link show dpqa0 >/dev/null 2>&1 && break
 	kill -0 "$DPID" 2>/dev/null || break
 	sleep 0.1
@@ -110,7 +111,7 @@ ip -n "$NS" addr add 198.18.0.1/24 dev dpqa0 &&
 	cat "$TMP/dpquicd.log"
 	exit 1
 }
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
 	[ -S "$SOCK" ] && break
 	sleep 0.1
 done
