@@ -738,6 +738,8 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		dpq_conn_trace_received(c, e, op->pn,
 				(uint32_t)op->len, &tp);
 	dpq_conn_on_peer_activity(c, now);
+	if (h->type == DPQ_PKT_HANDSHAKE)
+		dpq_conn_on_handshake_packet(c, now);
 
 	/* RFC 9000 §8.1: a Handshake packet proves the client's address;
 	 * RFC 9001 §4.9.1: the server then drops its Initial keys. */
