@@ -85,13 +85,7 @@ if [ -n "$NGCLIENT" ] && [ -x "$NGCLIENT" ]; then
 fi
 
 # The server's side, once the connections are gone (counted at close).
-for i in $(seq 1 50); do
-	ctl_stats "$NS" "$TMP/d.sock" "$TMP/stats.json" || break
-	[ "$(json_get "$TMP/stats.json" \
-		"sum(x['connections'] for x in s['shards'])")" = 0 ] && break
-	sleep 0.2
-done
-if ctl_stats "$NS" "$TMP/d.sock" "$TMP/stats.json"; then
+if stats_settled "$NS" "$TMP/d.sock" "$TMP/stats.json"; then
 	S=$TMP/stats.json
 	for i in 0 1; do
 		echo "   shard $i: $(json_get "$S" "(s['shards'][$i]['handshakes'], s['shards'][$i]['handoff_out'], s['shards'][$i]['handoff_in'], s['shards'][$i]['paths'])")"

@@ -71,17 +71,6 @@ server_peer() {
 	json_get "$TMP/conns.json" \
 		"s['connections'][0]['peer'] if s['total'] == 1 else ''"
 }
-# stats FILE: dpquic-ctl stats as JSON in FILE; three tries (a loaded
-# machine can delay the control thread's answer).
-stats() {
-	local i
-	for i in 1 2 3; do
-		ctl stats > "$1" 2> "$1.err" && return 0
-		sleep 1
-	done
-	echo "   dpquic-ctl stats: $(cat "$1.err")"
-	return 1
-}
 # wait_peer ADDR: until dpquicd sends to ADDR (at most 30 s).
 wait_peer() {
 	local p end=$((SECONDS + 30))
@@ -178,15 +167,7 @@ grep -E '^migrations' "$TMP/c.out" | sed 's/^/   client: /'
 echo "   kernel: $(ip netns exec "$NS" nstat -az UdpInCsumErrors UdpNoPorts 2>/dev/null | tail -n +2 | awk '{ printf "%s %s ", $1, $2 }')"
 
 # The server's side, once the connection is gone (counted at close).
-for i in $(seq 1 50); do
-	stats "$TMP/stats.json" || break
-	[ "$(json_get "$TMP/stats.json" \
-		"sum(x['connections'] for x in s['shards'])")" = 0 ] && break
-	sleep 0.2
-done
-if ! stats "$TMP/stats.json"; then
-	fail "no stats from dpquicd"
-else
+if stats_settled "$NS" "$SOCK" "$TMP/stats.json"; then
 	S=$TMP/stats.json
 	echo "   paths: $(json_get "$S" "s['shards'][0]['paths']")"
 	check_json "$S" "sum(x['handshakes'] for x in s['shards']) == 1" \

@@ -47,18 +47,6 @@ start_dpquicd_tap PD "$NS" dpqo0 "$DADDR" "$KADDR" 24 "$TMP/d.log" 0 -- \
 ip netns exec "$NS" ip addr add "$SPOOF/24" dev dpqo0 nodad 2>/dev/null ||
 	ip netns exec "$NS" ip addr add "$SPOOF/24" dev dpqo0
 
-# stats FILE: dpquic-ctl stats as JSON in FILE; three tries (a loaded
-# machine can delay the control thread's answer).
-stats() {
-	local i
-	for i in 1 2 3; do
-		ip netns exec "$NS" timeout 60 "$DPQUIC_CTL" -t 30000 \
-			-s "$SOCK" -r stats > "$1" 2> "$1.err" && return 0
-		sleep 1
-	done
-	echo "   dpquic-ctl stats: $(cat "$1.err")"
-	return 1
-}
 
 ip netns exec "$NS" timeout 200 "$HOSTILE" --file /f4m --count $COPIES \
 	--spoof "$SPOOF:6666" --timeout 150 onpath "$DADDR:4433" \
@@ -90,15 +78,7 @@ else
 fi
 
 # The server's side, once the connection is gone (counted at close).
-for i in $(seq 1 50); do
-	stats "$TMP/stats.json" || break
-	[ "$(json_get "$TMP/stats.json" \
-		"sum(x['connections'] for x in s['shards'])")" = 0 ] && break
-	sleep 0.2
-done
-if ! stats "$TMP/stats.json"; then
-	fail "no stats from dpquicd"
-else
+if stats_settled "$NS" "$SOCK" "$TMP/stats.json"; then
 	S=$TMP/stats.json
 	echo "   paths: $(json_get "$S" "s['shards'][0]['paths']")"
 	check_json "$S" "sum(x['handshakes'] for x in s['shards']) == 1" \

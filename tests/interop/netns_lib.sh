@@ -284,6 +284,33 @@ ctl_stats() {
 	return 0
 }
 
+# stats_settled NS SOCK OUTFILE [SECONDS]: dpquic-ctl stats as JSON in
+# OUTFILE once no connection is left: a connection's counters are added
+# at its close, after its draining period (3 PTO, RFC 9000 §10.2).
+# Bounded by time (60 s by default: on a loaded machine a shard may wait
+# seconds for its CPU, and the PTO grows with the RTT variance); a
+# request that fails is tried again within the bound. Returns 0 with the
+# last stats read (connections may remain: the checks that follow say
+# what is missing), 1 after a FAIL line when no stats came at all.
+stats_settled() {
+	local ns=$1 sock=$2 out=$3 until=$((SECONDS + ${4:-60})) got=1
+	while :; do
+		if ip netns exec "$ns" timeout 60 "$DPQUIC_CTL" -j -s "$sock" \
+			stats > "$out.new" 2> "$out.err"; then
+			mv "$out.new" "$out"
+			got=0
+			[ "$(json_get "$out" \
+				"sum(x['connections'] for x in s['shards'])")" = 0 ] &&
+				return 0
+		fi
+		[ $SECONDS -ge $until ] && break
+		sleep 0.2
+	done
+	[ $got -eq 0 ] && return 0
+	fail "dpquic-ctl stats failed: $(cat "$out.err")"
+	return 1
+}
+
 # json_get FILE PYEXPR: evaluates PYEXPR with s = the parsed JSON (e.g.
 # "sum(x['handshakes'] for x in s['shards'])") and prints the result.
 json_get() {

@@ -76,14 +76,7 @@ done
 # counts a connection once its draining period (3 PTO, RFC 9000 §10.2)
 # ends: wait (bounded by time: on a loaded machine the PTO grows with
 # the RTT variance, and a shard may run late) until none is left.
-until=$((SECONDS + 30))
-while [ $SECONDS -lt $until ]; do
-	ctl_stats "$NS" "$TMP/a.sock" "$TMP/a_stats.json" || break
-	[ "$(json_get "$TMP/a_stats.json" \
-		"sum(x['connections'] for x in s['shards'])")" = 0 ] && break
-	sleep 0.2
-done
-if ctl_stats "$NS" "$TMP/a.sock" "$TMP/a_stats.json"; then
+if stats_settled "$NS" "$TMP/a.sock" "$TMP/a_stats.json"; then
 	S="$TMP/a_stats.json"
 	check_json "$S" "s['ok'] is True" "stats: ok"
 	check_json "$S" "sum(x['connections_created'] for x in s['shards']) == 6" \
