@@ -60,7 +60,7 @@ dqm() {
 	run_timed "$name" "$want" ip netns exec "$NS" "$DPQUIC_CLIENT" \
 		--no-huge --no-shconf --no-pci -m 256 -l 0 --log-level=error \
 		--no-telemetry "--vdev=net_memif0,role=client,id=0,$MEMIF" -- \
-		--dpdk "$CADDR" --prefix 24 --timeout 60 "$@"
+		--dpdk "$CADDR" --prefix 24 --timeout 200 "$@"
 }
 
 if dqm m_small 0 --sha256 --ciphers AES-128-GCM "$SADDR:4433" /f1k /f1m; then
