@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/qlog/qlog.h"
 #include "dataplane/engine/cc.h"
 #include "emu/sim.h"
 
@@ -70,6 +71,64 @@ static const uint64_t sizes[] = { 100000, 1000000 };
 
 static unsigned int runs = 200;
 static FILE *csv;
+static FILE *runlog;
+static const char *qlog_prefix;
+static unsigned int qlog_run;
+
+struct qlog_file {
+	FILE *f;
+	struct dpq_qlog q;
+	bool started;
+	bool server;
+};
+
+static void
+on_trace(void *ctx, const struct dpq_trace_ev *ev)
+{
+	struct qlog_file *qf = ctx;
+
+	if (!qf->started) {
+		struct dpq_qlog_conf c = {
+			.title = "dpq-bench-fec",
+			.server = qf->server,
+			.reference_us = DPQ_SIM_T0_US,
+		};
+
+		qf->started = true;
+		dpq_qlog_write_start(&qf->q, &c, qf->f);
+	}
+	dpq_qlog_write(&qf->q, ev, qf->f);
+}
+
+/* --qlog: the traces of run qlog_run of a cell, one file per side. */
+static void
+qlog_open(struct dpq_sim_conf *c, struct qlog_file q[2], uint64_t bytes,
+		const struct lossc *l, enum mode m)
+{
+	char path[4096];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s-%llu-%s%g-%s-%u-%s.sqlog",
+				qlog_prefix, (unsigned long long)bytes,
+				l->kind, l->p * 100, mode_name[m], qlog_run,
+				i ? "server" : "client");
+		for (char *x = path + strlen(qlog_prefix); *x; x++)
+			if (*x == '/' || *x == '+')
+				*x = '_';
+		q[i].server = i;
+		q[i].f = fopen(path, "w");
+		if (q[i].f == NULL) {
+			fprintf(stderr, "dpq-bench-fec: %s: %s\n", path,
+					strerror(errno));
+			exit(1);
+		}
+	}
+	c->ctrace = on_trace;
+	c->ctrace_ctx = &q[0];
+	c->strace = on_trace;
+	c->strace_ctx = &q[1];
+}
 static const char *cc_name = "newreno";
 static uint8_t spec_retx = DPQ_SPEC_HANDSHAKE;
 static const char *spec_name = "handshake";
@@ -166,14 +225,47 @@ run_cell(struct cell *cl, uint64_t bytes, const struct lossc *l, enum mode m)
 		struct dpq_sim_xfer_result r;
 		uint64_t lost;
 
+		struct qlog_file q[2] = { { 0 } };
+
 		conf_for(&c, spec, k + 1, m, dpq_fec_prior_ppm(&prior));
+		if (qlog_prefix != NULL && k + 1 == qlog_run)
+			qlog_open(&c, q, bytes, l, m);
 		dpq_sim_transfer(&c, &x, &r);
+		if (q[0].f != NULL) {
+			fclose(q[0].f);
+			fclose(q[1].f);
+		}
 		cl->cpu += r.cpu_s;
 		lost = r.s2c.dropped[DPQ_LINKEM_DROP_LOSS] +
 			r.s2c.dropped[DPQ_LINKEM_DROP_BURST];
 		/* What the shard would fold when the connection closes. */
 		dpq_fec_prior_fold(&prior, r.server.pkts_sent,
 				r.server.pkts_lost + r.server.fec_peer_recovered);
+		if (runlog != NULL)
+			fprintf(runlog, "%llu,%s,%g,%s,%u,%d,%.3f,%.3f,%.3f,"
+				"%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+				"%llu,%u,%llu,%llu,%llu,%llu\n",
+				(unsigned long long)bytes, l->kind, l->p,
+				mode_name[m], k + 1, r.ok,
+				(double)r.done_ns / 1e6,
+				(double)r.handshake_ns / 1e6,
+				(double)r.stream_ns[0] / 1e6,
+				(unsigned long long)r.server.ptos,
+				(unsigned long long)r.client.ptos,
+				(unsigned long long)r.server.pkts_lost,
+				(unsigned long long)r.client.pkts_lost,
+				(unsigned long long)r.client.fec_recovered,
+				(unsigned long long)lost,
+				(unsigned long long)(r.c2s.dropped[
+					DPQ_LINKEM_DROP_LOSS] + r.c2s.dropped[
+					DPQ_LINKEM_DROP_BURST]),
+				(unsigned long long)r.server.fec_groups,
+				(unsigned long long)r.server.pkts_sent,
+				dpq_fec_prior_ppm(&prior),
+				(unsigned long long)r.server.spec_sent,
+				(unsigned long long)r.server.spec_dropped,
+				(unsigned long long)r.client.spec_sent,
+				(unsigned long long)r.client.spec_dropped);
 		if (!r.ok) {
 			cl->failed++;
 			continue;
@@ -347,6 +439,9 @@ main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "cc", required_argument, NULL, 'C' },
 		{ "spec", required_argument, NULL, 'S' },
+		{ "runlog", required_argument, NULL, 'R' },
+		{ "qlog", required_argument, NULL, 'Q' },
+		{ "qlog-run", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -371,6 +466,31 @@ main(int argc, char **argv)
 			break;
 		case 'c':
 			csv_path = optarg;
+			break;
+		case 'Q':
+			qlog_prefix = optarg;
+			break;
+		case 'N':
+			qlog_run = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end != '\0' || qlog_run < 1) {
+				fprintf(stderr, "dpq-bench-fec: --qlog-run "
+					"wants a run number from 1\n");
+				return 2;
+			}
+			break;
+		case 'R':
+			runlog = fopen(optarg, "w");
+			if (runlog == NULL) {
+				fprintf(stderr, "dpq-bench-fec: %s: %s\n",
+					optarg, strerror(errno));
+				return 1;
+			}
+			fprintf(runlog, "bytes,loss_kind,loss,mode,seed,ok,"
+				"done_ms,handshake_ms,xfer_ms,server_ptos,"
+				"client_ptos,server_lost,client_lost,rebuilt,"
+				"lost_s2c,lost_c2s,repairs,server_pkts,"
+				"prior_ppm,server_spec,server_spec_dropped,"
+				"client_spec,client_spec_dropped\n");
 			break;
 		case 'C':
 			if (dpq_cc_find(optarg) == NULL) {
@@ -429,5 +549,7 @@ main(int argc, char **argv)
 		clean_goodput();
 	if (csv != NULL)
 		fclose(csv);
+	if (runlog != NULL)
+		fclose(runlog);
 	return 0;
 }

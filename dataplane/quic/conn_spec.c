@@ -132,11 +132,41 @@ dpq_conn_spec_on_built(struct dpq_conn *c, const uint8_t *buf, size_t len,
 	}
 }
 
+/* What a copy may spend of the active path's amplification credit (RFC
+ * 9000 §8.1): all of it but one probe datagram of 1200 bytes (see
+ * build_datagram); UINT64_MAX once the address is validated. */
+static uint64_t
+copy_credit(const struct dpq_conn *c)
+{
+	uint64_t a = dpq_conn_path_allowance(c, &c->paths[c->active]);
+
+	if (a == UINT64_MAX)
+		return a;
+	return a > DPQ_MIN_INITIAL_DATAGRAM ? a - DPQ_MIN_INITIAL_DATAGRAM : 0;
+}
+
+/* How long a copy the credit holds back may still go: a server's flight
+ * is copied 5 ms after the original, when the client's own copy of its
+ * Initial (the credit that pays for ours) is just arriving. */
+static uint64_t
+expiry(const struct dpq_conn *c)
+{
+	return 4 * spacing(c);
+}
+
 uint64_t
 dpq_conn_spec_deadline(const struct dpq_conn *c)
 {
-	return c->spec != NULL && c->spec->n > 0 ? c->spec->q[0].due :
-		UINT64_MAX;
+	const struct dpq_spec_copy *k;
+
+	if (c->spec == NULL || c->spec->n == 0)
+		return UINT64_MAX;
+	k = &c->spec->q[0];
+	/* Waiting for credit: only a datagram from the peer brings it, and
+	 * the owner offers us to send after each (no timer to spin on). */
+	if (k->len > copy_credit(c))
+		return UINT64_MAX;
+	return k->due;
 }
 
 /* The first packet from which on every packet's keys are still the ones
@@ -180,6 +210,16 @@ dpq_conn_spec_take(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		f = first_current(c, k);
 		from = f < k->nops ? k->off[f] : k->len;
 		len = k->len - from;	/* tags included, as built */
+		if (f < k->nops && len <= cap && len > allow &&
+		    !c->paths[c->active].validated &&
+		    now <= k->due + expiry(c)) {
+			/* Not enough amplification credit yet: wait for the
+			 * peer's next datagram rather than lose the copy (a
+			 * server's lost flight would then cost the client's
+			 * retransmission and a congestion event before the
+			 * first byte of data). */
+			return 0;
+		}
 		if (f == k->nops || len > cap || len > allow) {
 			c->b->stats.spec_dropped++;
 			pop(sp);
