@@ -51,6 +51,12 @@ dpq_cc_init(struct dpq_cc *cc, const struct dpq_cc_ops *ops,
 	cc->conf = *conf;
 	cc->max_datagram_size = conf->max_datagram_size;
 	cc->ssthresh = UINT64_MAX;
+	/* GUARDED starts with one repaired loss to forgive: a new
+	 * connection has acknowledged nothing yet, and a random loss in its
+	 * first window is what sets a short transfer's completion time
+	 * (halving a window of 10 packets). The RTT and ECN guards hold
+	 * from the start. */
+	cc->fec_credit = DPQ_CC_FEC_PKTS_PER_FORGIVEN;
 	ops->init(cc, conf, now);
 	return 0;
 }
