@@ -1006,6 +1006,9 @@ dpq_conn_next_timeout(const struct dpq_conn *c)
 		return t;
 	if (dpq_conn_spec_deadline(c) < t)
 		t = dpq_conn_spec_deadline(c);
+	/* An XOR-FEC group's REPAIR at a pause in sending (conn_fec.c). */
+	if (dpq_conn_fec_deadline(c) < t)
+		t = dpq_conn_fec_deadline(c);
 	for (i = 0; i < DPQ_PN_SPACE_COUNT; i++) {
 		static const enum dpq_epoch key_of[DPQ_PN_SPACE_COUNT] = {
 			DPQ_EPOCH_INITIAL, DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_1RTT,

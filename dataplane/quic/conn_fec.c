@@ -120,13 +120,6 @@ group_wanted(const struct dpq_conn *c)
 			c->fec->peer_max);
 }
 
-bool
-dpq_conn_fec_send_due(const struct dpq_conn *c)
-{
-	/* An announcement rides on the next packet; a REPAIR must go even
-	 * if nothing else does. */
-	return c->fec != NULL && c->fec->tx.state == DPQ_FEC_TX_REPAIR_DUE;
-}
 
 static void
 add_seg(struct dpq_conn *c, const uint8_t *payload, uint8_t *repair,
@@ -153,6 +146,52 @@ pause_limit(const struct dpq_conn *c)
 	return q > 1000 ? q : 1000;
 }
 
+/* The pause does not wait for the next packet: when the window is full
+ * (the end of a slow start round: the next packet goes only when the
+ * first ACK comes back, a round trip after the round's first member) the
+ * group would otherwise stay open across the round trip, and its missing
+ * member be declared lost before its REPAIR arrived. The REPAIR goes one
+ * packet over the window (§10). */
+uint64_t
+dpq_conn_fec_deadline(const struct dpq_conn *c)
+{
+	const struct dpq_fec_tx *tx;
+
+	if (c->fec == NULL)
+		return UINT64_MAX;
+	tx = &c->fec->tx;
+	if (tx->state != DPQ_FEC_TX_OPEN || tx->count == 0 || !tx->eliciting)
+		return UINT64_MAX;
+	/* + 1: due strictly after the limit, as begin_packet tests it. */
+	return c->fec->member_sent + pause_limit(c) + 1;
+}
+
+bool
+dpq_conn_fec_send_due(const struct dpq_conn *c, uint64_t now)
+{
+	/* An announcement rides on the next packet; a REPAIR must go even
+	 * if nothing else does. */
+	return c->fec != NULL && (c->fec->tx.state == DPQ_FEC_TX_REPAIR_DUE ||
+			now >= dpq_conn_fec_deadline(c));
+}
+
+/* A group's REPAIR is being written: loss detection's time slack is the
+ * longest group of the last two round trips, not just this one (a short
+ * group at the tail must not shrink the wait of a long one before it,
+ * whose missing member's RECOVERED report is still on its way). */
+static void
+update_slack(struct dpq_conn *c, uint64_t now)
+{
+	struct dpq_conn_fec *f = c->fec;
+	uint64_t d = now - f->group_start;
+
+	if (d >= f->slack || now > f->slack_at + 2 * c->b->loss.rtt.smoothed) {
+		f->slack = d;
+		f->slack_at = now;
+	}
+	dpq_loss_set_time_slack(&c->b->loss, f->slack);
+}
+
 uint8_t *
 dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn, uint8_t *p,
 		uint8_t **end, bool *repair, uint64_t *first, uint32_t *count,
@@ -170,8 +209,7 @@ dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn, uint8_t *p,
 	if (tx->state == DPQ_FEC_TX_IDLE)
 		dpq_fec_tx_want(tx, group_wanted(c));	/* -ENOMEM: stay off */
 	dpq_fec_tx_begin_packet(tx, pn);
-	if (tx->state == DPQ_FEC_TX_OPEN && tx->count > 0 &&
-	    now > c->fec->member_sent + pause_limit(c))
+	if (now >= dpq_conn_fec_deadline(c))
 		dpq_fec_tx_close(tx);
 	if (dpq_fec_tx_frame_due(tx)) {
 		bool announce = tx->state == DPQ_FEC_TX_ANNOUNCE;
@@ -190,8 +228,7 @@ dpq_conn_fec_begin_packet(struct dpq_conn *c, uint64_t pn, uint8_t *p,
 		 * a paced group spans up to this long from its first member
 		 * to its REPAIR; the next groups will be alike. */
 		if (!announce)
-			dpq_loss_set_time_slack(&c->b->loss,
-					now - c->fec->group_start);
+			update_slack(c, now);
 		if (dl > 0)
 			add_seg(c, NULL, data, dl);
 		*repair = true;

@@ -454,6 +454,10 @@ struct dpq_conn_fec {
 	uint64_t now;			/* of the packet being processed */
 	uint64_t member_sent;		/* when the last member left */
 	uint64_t group_start;		/* when the open group's first did */
+	/* Loss detection's time slack (dpq_loss_set_time_slack): the
+	 * longest group (first member to REPAIR) whose members may still
+	 * be outstanding, and when it was set. */
+	uint64_t slack, slack_at;
 	bool rx_batch;			/* dpq_conn_rx_begin() .. _end() */
 };
 
@@ -463,8 +467,15 @@ void dpq_conn_fec_destroy(struct dpq_conn *c);
 /* The peer's transport parameters arrived: 0 or a transport error. */
 uint64_t dpq_conn_fec_peer_tparams(struct dpq_conn *c,
 		const struct dpq_tparams *tp);
-/* Sender, from the packet builder (1-RTT packets only). */
-bool dpq_conn_fec_send_due(const struct dpq_conn *c);
+/* Sender, from the packet builder (1-RTT packets only): a REPAIR must go
+ * now, alone if nothing else does (a full group, or an open group whose
+ * members have waited since dpq_conn_fec_deadline()). */
+bool dpq_conn_fec_send_due(const struct dpq_conn *c, uint64_t now);
+/* When an open group's REPAIR goes even though no packet follows (a pause
+ * in sending: the window is full, or the application is slow), so that
+ * a missing member is rebuilt before loss detection condemns it;
+ * UINT64_MAX: no such group. */
+uint64_t dpq_conn_fec_deadline(const struct dpq_conn *c);
 /* A 1-RTT packet pn starts at p (payload limit *end): writes a due
  * REPAIR frame first, or keeps the group's reserve off *end. Returns
  * the new p, or NULL if a due REPAIR does not fit in this packet (build

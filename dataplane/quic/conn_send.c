@@ -113,7 +113,7 @@ epoch_has_data(const struct dpq_conn *c, enum dpq_epoch e, uint64_t now,
 		return true;
 	if (e != DPQ_EPOCH_1RTT || !dpq_conn_app_ready(c))
 		return false;
-	return app_control_pending(c) || dpq_conn_fec_send_due(c) ||
+	return app_control_pending(c) || dpq_conn_fec_send_due(c, now) ||
 		(c->sendq != NULL && dpq_cc_available(&c->b->cc) > 0 && !hold);
 }
 

@@ -138,7 +138,7 @@ dpq_conn_spec_on_built(struct dpq_conn *c, const uint8_t *buf, size_t len,
 static uint64_t
 copy_credit(const struct dpq_conn *c)
 {
-	uint64_t a = dpq_conn_path_allowance(c, &c->paths[c->active]);
+	uint64_t a = dpq_conn_path_allowance(c, &c->b->paths[c->active]);
 
 	if (a == UINT64_MAX)
 		return a;
@@ -211,7 +211,7 @@ dpq_conn_spec_take(struct dpq_conn *c, uint8_t *buf, size_t cap,
 		from = f < k->nops ? k->off[f] : k->len;
 		len = k->len - from;	/* tags included, as built */
 		if (f < k->nops && len <= cap && len > allow &&
-		    !c->paths[c->active].validated &&
+		    !c->b->paths[c->active].validated &&
 		    now <= k->due + expiry(c)) {
 			/* Not enough amplification credit yet: wait for the
 			 * peer's next datagram rather than lose the copy (a
