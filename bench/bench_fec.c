@@ -33,8 +33,12 @@
  * of the run.
  *
  *   dpq-bench-fec [--runs N] [--quick] [--size BYTES] [--cc NAME]
- *                 [--spec LIST] [--csv FILE]
- * --csv writes one line per cell for bench/fec_plot.py (p99 vs loss).
+ *                 [--spec LIST] [--csv FILE] [--runlog FILE]
+ *                 [--qlog PREFIX --qlog-run N]
+ * --csv writes one line per cell for bench/fec_plot.py (p99 vs loss);
+ * --runlog one line per run (times, probe timeouts, losses, rebuilt,
+ * the prior it started from: what sets a p99); --qlog the client's and
+ * server's qlog of run N of every cell (PREFIX-SIZE-LOSS-MODE-N-side).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -394,39 +398,49 @@ print_size(uint64_t bytes)
 }
 
 /* Clean path, long transfer: adaptive FEC against none, goodput and CPU
- * (nothing should differ: no loss, no repair). */
+ * (nothing should differ: no loss, no repair), cold and with the prior
+ * the earlier clean runs give (a shard's: what dpquicd does). */
 static void
 clean_goodput(void)
 {
-	static const enum mode ms[2] = { M_OFF, M_ADAPT };
+	static const enum mode ms[3] = { M_OFF, M_ADAPT, M_ADAPT_PRIOR };
 	static const char *const spec = "delay=10ms,rate=1gbit,queue=2500kb";
-	double g[2][64], cpu[2] = { 0, 0 };
-	uint64_t rb = 0;
-	unsigned int i, k, n = runs < 20 ? runs : 20, ok[2] = { 0, 0 };
+	double g[3][64], cpu[3] = { 0, 0, 0 };
+	uint64_t rb[3] = { 0, 0, 0 };
+	unsigned int i, k, n = runs < 20 ? runs : 20, ok[3] = { 0, 0, 0 };
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 3; i++) {
+		struct dpq_fec_prior prior = { 0 };
+
 		for (k = 0; k < n; k++) {
 			struct dpq_sim_conf c;
 			struct dpq_sim_xfer x = { .bytes = 20000000,
 				.streams = 1, .max_ns = 600 * SEC };
 			struct dpq_sim_xfer_result r;
 
-			conf_for(&c, spec, k + 1, ms[i], 0);
+			conf_for(&c, spec, k + 1, ms[i],
+					dpq_fec_prior_ppm(&prior));
 			dpq_sim_transfer(&c, &x, &r);
+			dpq_fec_prior_fold(&prior, r.server.pkts_sent,
+					r.server.pkts_lost +
+					r.server.fec_peer_recovered);
 			cpu[i] += r.cpu_s;
-			if (i == 1)
-				rb += r.server.fec_repair_bytes;
+			rb[i] += r.server.fec_repair_bytes;
 			if (r.ok)
 				g[i][ok[i]++] = r.goodput_bps / 1e6;
 		}
+	}
 	printf("\nclean path, 20 MB, 20 ms RTT, 1 Gbit/s: goodput median of "
 			"%u runs: off %.1f Mbit/s, adaptive %.1f Mbit/s "
-			"(ratio %.4f); repair bytes %llu; CPU per run off %.3f s, "
+			"(ratio %.4f), adapt+pr %.1f Mbit/s (ratio %.4f); "
+			"repair bytes %llu / %llu; CPU per run off %.3f s, "
 			"adaptive %.3f s (ratio %.3f)\n", n,
 			quantile(g[0], ok[0], 0.5), quantile(g[1], ok[1], 0.5),
 			quantile(g[1], ok[1], 0.5) / quantile(g[0], ok[0], 0.5),
-			(unsigned long long)rb, cpu[0] / n, cpu[1] / n,
-			cpu[1] / cpu[0]);
+			quantile(g[2], ok[2], 0.5),
+			quantile(g[2], ok[2], 0.5) / quantile(g[0], ok[0], 0.5),
+			(unsigned long long)rb[1], (unsigned long long)rb[2],
+			cpu[0] / n, cpu[1] / n, cpu[1] / cpu[0]);
 }
 
 int
@@ -520,9 +534,15 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: dpq-bench-fec [--runs N] "
 				"[--quick] [--size BYTES] [--cc NAME] "
-				"[--spec LIST] [--csv FILE]\n");
+				"[--spec LIST] [--csv FILE] [--runlog FILE] "
+				"[--qlog PREFIX --qlog-run N]\n");
 			return c == 'h' ? 0 : 2;
 		}
+	}
+	if ((qlog_prefix == NULL) != (qlog_run == 0)) {
+		fprintf(stderr, "dpq-bench-fec: --qlog and --qlog-run go "
+			"together\n");
+		return 2;
 	}
 	if (csv_path != NULL) {
 		csv = fopen(csv_path, "w");
