@@ -558,7 +558,9 @@ main(int argc, char **argv)
 	printf("XOR-FEC through the emulated link (virtual time), %s\n"
 		"modes: off = plain QUIC; fixed = a repair per 8 packets; adapt = "
 		"adaptive 4-16\nfrom no loss; adapt+pr = from the loss earlier "
-		"runs saw (a shard's prior);\nrebuilt packets a congestion event "
+		"runs saw (a shard's prior: run k\nof a cell starts from the "
+		"loss of its runs 1..k-1 on the same emulated path,\nrun 1 "
+		"from none);\nrebuilt packets a congestion event "
 		"only with signs of congestion (guarded),\nbut a+pr/loss: always "
 		"(as a loss), fixed/ign: never (unsafe experiment)\n",
 		cc_name);
