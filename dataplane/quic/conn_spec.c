@@ -11,8 +11,9 @@
  * the first on the wire, and the peer drops whichever arrives second as a
  * duplicate (RFC 9000 §12.3). Loss recovery and congestion control know
  * the packet once (it has one number); the copy is counted in the stats.
- * A copy whose keys have changed or been discarded since, or that the
- * amplification limit does not allow, is dropped. Shard only.
+ * A copy whose keys have changed or been discarded since is dropped; one
+ * the amplification limit does not allow yet waits for the peer's next
+ * datagram, a few spacings at most. Shard only.
  */
 #include <errno.h>
 #include <string.h>
@@ -220,7 +221,10 @@ dpq_conn_spec_take(struct dpq_conn *c, uint8_t *buf, size_t cap,
 			 * first byte of data). */
 			return 0;
 		}
-		if (f == k->nops || len > cap || len > allow) {
+		/* Too late to be worth its bytes (held back by the credit
+		 * until the address was validated, say), or unsendable. */
+		if (f == k->nops || len > cap || len > allow ||
+		    now > k->due + expiry(c)) {
 			c->b->stats.spec_dropped++;
 			pop(sp);
 			continue;
