@@ -308,6 +308,7 @@ usage(FILE *f)
 "  --a2b SPEC       port 0 to port 1 only (applied after --link)\n"
 "  --b2a SPEC       port 1 to port 0 only\n"
 "                   keys: delay jitter rate queue loss burst=RATE/LEN\n"
+"                   (LEN datagrams, or a time: burst=2%%/1ms)\n"
 "                   reorder reorder_delay dup corrupt\n"
 "                   blackout=START+LEN (from program start) seed\n"
 "  --duration SEC   stop after SEC seconds (default: until a signal)\n"

@@ -24,6 +24,7 @@ usage(FILE *f)
 "  --c2s SPEC       client-to-server direction only (after --link)\n"
 "  --s2c SPEC       server-to-client direction only (after --link)\n"
 "                   keys: delay jitter rate queue loss burst=RATE/LEN\n"
+"                   (LEN datagrams, or a time: burst=2%%/1ms)\n"
 "                   reorder reorder_delay dup corrupt blackout=START+LEN\n"
 "  --cc NAME|all    congestion controller (default newreno)\n"
 "  --bytes N[k|M|G] bytes per stream (default 10M)\n"

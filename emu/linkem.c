@@ -94,7 +94,9 @@ dpq_linkem_init(struct dpq_linkem *le, const struct dpq_linkem_conf *conf)
 	    !prob_ok(conf->ge_r) || !prob_ok(conf->ge_loss_good) ||
 	    !prob_ok(conf->ge_loss_bad) || !prob_ok(conf->reorder) ||
 	    !prob_ok(conf->duplicate) || !prob_ok(conf->corrupt) ||
-	    conf->n_blackout > DPQ_LINKEM_BLACKOUTS)
+	    conf->n_blackout > DPQ_LINKEM_BLACKOUTS ||
+	    (conf->ge_bad_us != 0 && (conf->ge_good_us == 0 ||
+					conf->ge_p > 0)))
 		return -EINVAL;
 	for (i = 0; i < conf->n_blackout; i++) {
 		const struct dpq_linkem_blackout *b = &conf->blackout[i];
@@ -145,6 +147,32 @@ drop(struct dpq_linkem *le, struct dpq_linkem_verdict *v,
 	return 0;
 }
 
+/* The time-correlated chain at time t: a two-state continuous-time Markov
+ * chain (leaves good at rate a = 1/mean_good, bad at b = 1/mean_bad)
+ * observed when a datagram reaches the wire. Its state after dt, from
+ * the state last seen, is bad with probability
+ *   pi + (bad - pi) * exp(-(a + b) dt),   pi = a / (a + b),
+ * exact for any gap and one draw per datagram; the first datagram sees
+ * the stationary state (the link was running before it). */
+static void
+ge_time_step(struct dpq_linkem *le, uint64_t t)
+{
+	double a = 1.0 / (double)le->conf.ge_good_us;
+	double b = 1.0 / (double)le->conf.ge_bad_us;
+	double pi = a / (a + b), pb = pi;
+
+	if (le->ge_started) {
+		double dt_us = t > le->ge_at_ns ?
+			(double)(t - le->ge_at_ns) / (double)NS_PER_US : 0;
+
+		pb = pi + ((le->ge_bad ? 1.0 : 0.0) - pi) *
+			exp(-(a + b) * dt_us);
+	}
+	le->ge_started = true;
+	le->ge_at_ns = t;
+	le->ge_bad = chance(le, pb);
+}
+
 unsigned int
 dpq_linkem_send(struct dpq_linkem *le, uint64_t now_ns, uint32_t len,
 		struct dpq_linkem_verdict *v)
@@ -177,8 +205,10 @@ dpq_linkem_send(struct dpq_linkem *le, uint64_t now_ns, uint32_t len,
 	/* The wire: random loss, then the Gilbert-Elliott chain. */
 	if (chance(le, cf->loss))
 		return drop(le, v, DPQ_LINKEM_DROP_LOSS);
-	if (cf->ge_p > 0) {
-		if (le->ge_bad)
+	if (cf->ge_p > 0 || cf->ge_bad_us != 0) {
+		if (cf->ge_bad_us != 0)
+			ge_time_step(le, depart);
+		else if (le->ge_bad)
 			le->ge_bad = !chance(le, cf->ge_r);
 		else
 			le->ge_bad = chance(le, cf->ge_p);
@@ -236,6 +266,7 @@ dpq_linkem_conf_burst(struct dpq_linkem_conf *conf, double loss,
 {
 	if (mean_burst < 1)
 		mean_burst = 1;
+	conf->ge_bad_us = conf->ge_good_us = 0;
 	if (loss <= 0) {
 		conf->ge_p = 0;
 		return;
@@ -247,6 +278,27 @@ dpq_linkem_conf_burst(struct dpq_linkem_conf *conf, double loss,
 	conf->ge_p = loss * conf->ge_r / (1.0 - loss);
 	if (conf->ge_p > 1)
 		conf->ge_p = 1;
+	conf->ge_loss_good = 0;
+	conf->ge_loss_bad = 1;
+}
+
+void
+dpq_linkem_conf_burst_time(struct dpq_linkem_conf *conf, double loss,
+		uint64_t mean_bad_us)
+{
+	conf->ge_p = 0;
+	if (loss <= 0 || mean_bad_us == 0) {
+		conf->ge_bad_us = conf->ge_good_us = 0;
+		return;
+	}
+	if (loss > 0.99)
+		loss = 0.99;
+	/* Fraction of time bad = bad / (bad + good) = loss. */
+	conf->ge_bad_us = mean_bad_us;
+	conf->ge_good_us = (uint64_t)((double)mean_bad_us * (1.0 - loss) /
+			loss + 0.5);
+	if (conf->ge_good_us == 0)
+		conf->ge_good_us = 1;
 	conf->ge_loss_good = 0;
 	conf->ge_loss_bad = 1;
 }
@@ -370,14 +422,28 @@ set_key(struct dpq_linkem_conf *c, const char *k, size_t kn, const char *v,
 		else
 			c->corrupt = d;
 	} else if (IS("burst")) {
-		/* RATE/LEN: average loss rate, mean burst length */
+		/* RATE/LEN: average loss rate, mean burst length in
+		 * datagrams, or in time when LEN has a time unit */
+		size_t ln;
+
 		sep = memchr(v, '/', vn);
-		if (sep == NULL || !parse_prob(v, (size_t)(sep - v), &d) ||
-		    !parse_scaled(sep + 1, vn - (size_t)(sep - v) - 1,
-				prob_units, prob_scales, 1, &d2) || d2 < 1)
+		ln = sep != NULL ? vn - (size_t)(sep - v) - 1 : 0;
+		if (sep == NULL || !parse_prob(v, (size_t)(sep - v), &d))
 			return perr(err, errlen,
-				"%s: want RATE/LENGTH such as 2%%/4", key);
-		dpq_linkem_conf_burst(c, d, d2);
+				"%s: want RATE/LENGTH such as 2%%/4 or 2%%/1ms",
+				key);
+		if (ln > 0 && (sep[ln] == 's' || sep[ln] == 'S')) {
+			if (!parse_time(sep + 1, ln, &t) || t == 0)
+				return perr(err, errlen, "%s: want RATE/TIME "
+					"such as 2%%/1ms (at least 1us)", key);
+			dpq_linkem_conf_burst_time(c, d, t);
+		} else {
+			if (!parse_scaled(sep + 1, ln, prob_units,
+					prob_scales, 1, &d2) || d2 < 1)
+				return perr(err, errlen, "%s: want RATE/LENGTH "
+					"such as 2%%/4 or 2%%/1ms", key);
+			dpq_linkem_conf_burst(c, d, d2);
+		}
 	} else if (IS("blackout")) {
 		/* START+LENGTH */
 		sep = memchr(v, '+', vn);

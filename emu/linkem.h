@@ -16,8 +16,10 @@
  *      queue_bytes (a datagram that does not fit is dropped); its backlog
  *      is computed from the serialisation times, so nothing is stored;
  *   3. the wire, after serialisation: random loss (Bernoulli) and burst
- *      loss (a Gilbert-Elliott two-state chain, stepped once per datagram
- *      that reaches the wire);
+ *      loss (a Gilbert-Elliott two-state chain, either stepped once per
+ *      datagram that reaches the wire, as netem's gemodel does, or
+ *      running in time: a bad period lasts the same whether one datagram
+ *      or a hundred cross it, as a fade or interference does);
  *   4. corruption (one random bit of the datagram flipped) and
  *      duplication (a second copy right behind the first);
  *   5. propagation: delay_us plus a uniform jitter in [0, jitter_us]. Jitter
@@ -60,6 +62,11 @@ struct dpq_linkem_conf {
 	 * length. */
 	double ge_p, ge_r;
 	double ge_loss_good, ge_loss_bad;
+	/* Time-correlated chain instead (ge_p must be 0): the states last
+	 * exponentially distributed times of these means, us; a datagram
+	 * sees the state at the time it reaches the wire. ge_bad_us 0: off.
+	 * dpq_linkem_conf_burst_time() derives them. */
+	uint64_t ge_bad_us, ge_good_us;
 	double reorder;		/* fraction held back reorder_us */
 	uint64_t reorder_us;	/* 0: delay_us, at least 1 ms */
 	double duplicate;	/* fraction delivered twice */
@@ -103,6 +110,8 @@ struct dpq_linkem {
 	struct dpq_linkem_conf conf;
 	uint64_t rng[4];
 	bool ge_bad;			/* Gilbert-Elliott state */
+	bool ge_started;		/* time chain: state known at ge_at_ns */
+	uint64_t ge_at_ns;
 	uint64_t busy_until_ns;		/* bottleneck serves until then */
 	uint64_t last_at_ns;		/* latest in-order arrival */
 	uint64_t reorder_ns;
@@ -130,10 +139,17 @@ uint64_t dpq_linkem_backlog(const struct dpq_linkem *le, uint64_t now_ns);
 void dpq_linkem_conf_burst(struct dpq_linkem_conf *conf, double loss,
 		double mean_burst);
 
+/* The time-correlated chain for an average loss rate (the fraction of
+ * time in the bad state) and a mean bad period in us (> 0): every
+ * datagram that reaches the wire in the bad state is lost. */
+void dpq_linkem_conf_burst_time(struct dpq_linkem_conf *conf, double loss,
+		uint64_t mean_bad_us);
+
 /* Parse "key=value,key=value" (delay=25ms, jitter=1ms, rate=100mbit,
- * queue=64kb, loss=1%, burst=1%/4, reorder=2%, reorder_delay=5ms, dup=1%,
- * corrupt=0.1%, blackout=2s+2s (start+length), seed=N) into conf on top
- * of what it holds. Returns 0, or -EINVAL with a message in err. */
+ * queue=64kb, loss=1%, burst=1%/4 (bursts of 4 datagrams on average),
+ * burst=1%/2ms (bad periods of 2 ms on average), reorder=2%,
+ * reorder_delay=5ms, dup=1%, corrupt=0.1%, blackout=2s+2s (start+length),
+ * seed=N) into conf on top of what it holds. Returns 0, or -EINVAL with a message in err. */
 int dpq_linkem_conf_parse(struct dpq_linkem_conf *conf, const char *spec,
 		char *err, unsigned int errlen);
 

@@ -2,9 +2,10 @@
 /*
  * The impairment model (emu/linkem.c) on its own: delivery times through
  * the bottleneck, drop-tail queue limits, loss rates within statistical
- * bounds for fixed seeds, burst lengths, reordering only when asked,
- * duplication, corruption, blackouts, reproducibility, and the option
- * parser on good, bad, truncated and oversized input.
+ * bounds for fixed seeds, burst lengths (per datagram and in time),
+ * reordering only when asked, duplication, corruption, blackouts,
+ * reproducibility, and the option parser on good, bad, truncated and
+ * oversized input.
  */
 #include <errno.h>
 #include <math.h>
@@ -188,6 +189,56 @@ test_burst_loss(void **state)
 	assert_true((double)lost / (double)runs < 1.1);
 }
 
+/* Runs of consecutive losses, over n datagrams gap_ns apart, through a
+ * link parsed from spec: loss rate and mean run length. */
+static void
+loss_runs(const char *spec, uint64_t n, uint64_t gap_ns, double *rate,
+		double *mean)
+{
+	struct dpq_linkem le;
+	struct dpq_linkem_verdict v;
+	uint64_t i, lost = 0, runs = 0;
+	bool prev = false;
+
+	init(&le, spec);
+	for (i = 0; i < n; i++) {
+		bool l = dpq_linkem_send(&le, i * gap_ns, 1200, &v) == 0;
+
+		if (l)
+			assert_int_equal(v.fate, DPQ_LINKEM_DROP_BURST);
+		lost += l;
+		runs += l && !prev;
+		prev = l;
+	}
+	*rate = (double)lost / (double)n;
+	*mean = runs ? (double)lost / (double)runs : 0;
+}
+
+/* The time-correlated chain: the loss rate is the fraction of time bad
+ * whatever the packet rate; a bad period takes as many datagrams as cross
+ * it (2 ms: 20 datagrams 100 us apart), and datagrams further apart than
+ * a bad period are lost nearly independently. The per-datagram chain
+ * keeps its bursts however sparse the datagrams (what made the handshake
+ * copy 5 ms later, and sparse ACKs, fall in the same burst). */
+static void
+test_burst_time(void **state)
+{
+	double rate, mean;
+
+	(void)state;
+	loss_runs("burst=2%/2ms,seed=7", 2000000, 100 * US, &rate, &mean);
+	/* 200 s of virtual time, ~2000 bad periods: bounds > 4 sd */
+	if (fabs(rate - 0.02) > 0.003 || fabs(mean - 20) > 3)
+		fail_msg("dense: loss %.4f, mean run %.2f", rate, mean);
+	loss_runs("burst=2%/2ms,seed=7", 200000, 50 * MS, &rate, &mean);
+	if (fabs(rate - 0.02) > 0.003 || mean > 1.1)
+		fail_msg("sparse: loss %.4f, mean run %.2f", rate, mean);
+	loss_runs("burst=2%/4,seed=7", 200000, 50 * MS, &rate, &mean);
+	if (fabs(rate - 0.02) > 0.003 || fabs(mean - 4) > 0.4)
+		fail_msg("per datagram, sparse: loss %.4f, mean run %.2f",
+				rate, mean);
+}
+
 static void
 test_reorder_only_when_asked(void **state)
 {
@@ -360,6 +411,7 @@ test_parse(void **state)
 		"delay", "delay=", "=5ms", "delay=5parsecs", "delay=-1ms",
 		"rate=fast", "rate=1e20bit", "queue=12zb", "loss=101%",
 		"loss=2", "loss=abc", "burst=2%", "burst=2%/0.5", "burst=/4",
+		"burst=2%/0ms", "burst=2%/1xs", "burst=2%/s",
 		"blackout=2s", "blackout=2s+0", "blackout=+1s", "seed=12x",
 		"colour=blue", "delay=5ms,,loss=1%", "loss=1%,",
 		"delay=999999999999999999999999999999s",
@@ -394,6 +446,15 @@ test_parse(void **state)
 			sizeof(err)), 0);
 	assert_true(fabs(c.ge_r - 0.2) < 1e-12);
 	assert_true(c.ge_p > 0 && c.ge_loss_bad == 1);
+	assert_int_equal(c.ge_bad_us, 0);
+	assert_int_equal(dpq_linkem_conf_parse(&c, "burst=2%/1.5ms", err,
+			sizeof(err)), 0);
+	assert_true(c.ge_p == 0 && c.ge_loss_bad == 1);
+	assert_int_equal(c.ge_bad_us, 1500);
+	assert_int_equal(c.ge_good_us, 73500);
+	assert_int_equal(dpq_linkem_conf_parse(&c, "burst=2%/3", err,
+			sizeof(err)), 0);	/* back to per datagram */
+	assert_true(c.ge_p > 0 && c.ge_bad_us == 0);
 	assert_int_equal(dpq_linkem_conf_parse(&c, "", err, sizeof(err)), 0);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&c, 0, sizeof(c));
@@ -420,6 +481,7 @@ main(void)
 		cmocka_unit_test(test_drop_tail),
 		cmocka_unit_test(test_random_loss),
 		cmocka_unit_test(test_burst_loss),
+		cmocka_unit_test(test_burst_time),
 		cmocka_unit_test(test_reorder_only_when_asked),
 		cmocka_unit_test(test_duplicate_corrupt),
 		cmocka_unit_test(test_blackout),
