@@ -6,8 +6,10 @@
  *
  * Downloads of 100 KB and 1 MB, 20 ms RTT, a 100 Mbit/s bottleneck with a
  * 256 kB drop-tail queue (about one BDP), loss in both directions: none,
- * random 0.5/1/2/5% and bursty 1/2/5% (Gilbert-Elliott, bursts of 3
- * datagrams on average). Each configuration runs --runs times with
+ * random 0.5/1/2/5%, bursty 1/2/5% (Gilbert-Elliott stepped per
+ * datagram, bursts of 3 datagrams on average, as netem's gemodel) and
+ * time-bursty 1/2/5% (the same chain running in time: bad periods of
+ * --burst-time, default 1 ms, on average, whatever crosses them). Each configuration runs --runs times with
  * different seeds (the same seeds for every mode, so modes meet the same
  * losses as far as their packets line up). Completion time is from the
  * client's first Initial to the last byte, handshake included. Every
@@ -33,12 +35,16 @@
  * of the run.
  *
  *   dpq-bench-fec [--runs N] [--quick] [--size BYTES] [--cc NAME]
- *                 [--spec LIST] [--csv FILE] [--runlog FILE]
- *                 [--qlog PREFIX --qlog-run N]
+ *                 [--spec LIST] [--burst-time US] [--csv FILE]
+ *                 [--runlog FILE] [--qlog PREFIX --qlog-run N]
  * --csv writes one line per cell for bench/fec_plot.py (p99 vs loss);
  * --runlog one line per run (times, probe timeouts, losses, rebuilt,
- * the prior it started from: what sets a p99); --qlog the client's and
- * server's qlog of run N of every cell (PREFIX-SIZE-LOSS-MODE-N-side).
+ * the prior it started from, how a failed run ended: what sets a p99);
+ * --qlog the client's and server's qlog of run N of every cell
+ * (PREFIX-SIZE-LOSS-MODE-N-side). A run that fails (a connection closed,
+ * e.g. by its idle timeout, or 600 s of virtual time passed) counts as
+ * slower than every run that finished, so a quantile that falls on it
+ * reads "fail"; the failed runs are listed under the table with why.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -60,20 +66,22 @@ static const char *const mode_name[M_COUNT] = { "off", "fixed", "adapt",
 	"adapt+pr", "a+pr/loss", "fixed/ign" };
 
 struct lossc {
-	const char *kind;	/* "none", "random", "burst" */
+	const char *kind;	/* "none", "random", "burst", "tburst" */
 	double p;
 };
 static const struct lossc losses[] = {
 	{ "none", 0 }, { "random", 0.005 }, { "random", 0.01 },
 	{ "random", 0.02 },
 	{ "random", 0.05 }, { "burst", 0.01 }, { "burst", 0.02 },
-	{ "burst", 0.05 },
+	{ "burst", 0.05 }, { "tburst", 0.01 }, { "tburst", 0.02 },
+	{ "tburst", 0.05 },
 };
 #define N_LOSS (sizeof(losses) / sizeof(losses[0]))
 static const uint64_t sizes[] = { 100000, 1000000 };
 #define N_SIZE (sizeof(sizes) / sizeof(sizes[0]))
 
 static unsigned int runs = 200;
+static unsigned int burst_us = 1000;	/* tburst: mean bad period */
 static FILE *csv;
 static FILE *runlog;
 static const char *qlog_prefix;
@@ -137,10 +145,15 @@ static const char *cc_name = "newreno";
 static uint8_t spec_retx = DPQ_SPEC_HANDSHAKE;
 static const char *spec_name = "handshake";
 
+#define CELL_FAILS	4	/* failed runs described per cell */
+
 struct cell {
 	unsigned int ok, failed;
-	double *t;		/* ms, ok runs: start to last byte */
-	double *tx;		/* ms: handshake done to last byte */
+	/* ms, every run (a failed one INFINITY): start to last byte, and
+	 * handshake done to last byte */
+	double *t;
+	double *tx;
+	char why[CELL_FAILS][512];
 	uint64_t rebuilt, lost_link, repair_bytes, bytes_sent, copies;
 	double cpu;
 };
@@ -175,6 +188,9 @@ link_spec(char *buf, size_t n, const struct lossc *l)
 		snprintf(buf + k, n - (size_t)k, ",loss=%g%%", l->p * 100);
 	else if (strcmp(l->kind, "burst") == 0)
 		snprintf(buf + k, n - (size_t)k, ",burst=%g%%/3", l->p * 100);
+	else if (strcmp(l->kind, "tburst") == 0)
+		snprintf(buf + k, n - (size_t)k, ",burst=%g%%/%uus",
+				l->p * 100, burst_us);
 }
 
 static void
@@ -207,6 +223,25 @@ conf_for(struct dpq_sim_conf *c, const char *spec, uint64_t seed,
 			DPQ_CC_FEC_GUARDED;
 	}
 	c->client.spec_retx = c->server.spec_retx = spec_retx;
+}
+
+/* How a run failed: who closed and why, when, and what each direction of
+ * the link lost (a dead return path shows as every datagram lost). */
+static void
+fail_why(char *buf, const struct dpq_sim_xfer_result *r, unsigned int seed)
+{
+	snprintf(buf, 512, "seed %u: %s at %.1f s (600 s cap); lost on the "
+			"link c2s %llu of %llu, s2c %llu of %llu datagrams; "
+			"server probe timeouts %llu", seed,
+			r->closed[0] ? r->closed : "no connection closed",
+			(double)r->done_ns / 1e9,
+			(unsigned long long)(r->c2s.offered -
+				r->c2s.delivered + r->c2s.duplicated),
+			(unsigned long long)r->c2s.offered,
+			(unsigned long long)(r->s2c.offered -
+				r->s2c.delivered + r->s2c.duplicated),
+			(unsigned long long)r->s2c.offered,
+			(unsigned long long)r->server.ptos);
 }
 
 static void
@@ -248,7 +283,7 @@ run_cell(struct cell *cl, uint64_t bytes, const struct lossc *l, enum mode m)
 		if (runlog != NULL)
 			fprintf(runlog, "%llu,%s,%g,%s,%u,%d,%.3f,%.3f,%.3f,"
 				"%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-				"%llu,%u,%llu,%llu,%llu,%llu\n",
+				"%llu,%u,%llu,%llu,%llu,%llu,\"%s\"\n",
 				(unsigned long long)bytes, l->kind, l->p,
 				mode_name[m], k + 1, r.ok,
 				(double)r.done_ns / 1e6,
@@ -269,13 +304,19 @@ run_cell(struct cell *cl, uint64_t bytes, const struct lossc *l, enum mode m)
 				(unsigned long long)r.server.spec_sent,
 				(unsigned long long)r.server.spec_dropped,
 				(unsigned long long)r.client.spec_sent,
-				(unsigned long long)r.client.spec_dropped);
+				(unsigned long long)r.client.spec_dropped,
+				r.ok ? "" : r.closed[0] ? r.closed :
+				"time cap");
 		if (!r.ok) {
+			if (cl->failed < CELL_FAILS)
+				fail_why(cl->why[cl->failed], &r, k + 1);
+			cl->t[k] = cl->tx[k] = INFINITY;
 			cl->failed++;
 			continue;
 		}
-		cl->tx[cl->ok] = (double)r.stream_ns[0] / 1e6;
-		cl->t[cl->ok++] = (double)r.done_ns / 1e6;
+		cl->tx[k] = (double)r.stream_ns[0] / 1e6;
+		cl->t[k] = (double)r.done_ns / 1e6;
+		cl->ok++;
 		cl->rebuilt += r.client.fec_recovered;
 		cl->lost_link += lost;
 		cl->repair_bytes += r.server.fec_repair_bytes;
@@ -291,6 +332,22 @@ label(char *buf, size_t n, const struct lossc *l)
 		snprintf(buf, n, "none");
 	else
 		snprintf(buf, n, "%s %g%%", l->kind, l->p * 100);
+}
+
+/* "median/p99", "fail" for a quantile on a failed run, "!N" when N runs
+ * failed. */
+static void
+fmt_q(char *b, size_t n, double *v, unsigned int runs_n, unsigned int failed)
+{
+	char m[24], p[24];
+	double qm = quantile(v, runs_n, 0.5), qp = quantile(v, runs_n, 0.99);
+
+	snprintf(m, sizeof(m), isinf(qm) ? "fail" : "%.0f", qm);
+	snprintf(p, sizeof(p), isinf(qp) ? "fail" : "%.0f", qp);
+	if (failed)
+		snprintf(b, n, "%.20s/%.20s!%u", m, p, failed);
+	else
+		snprintf(b, n, "%s/%s", m, p);
 }
 
 /* One table of median / p99 over cells[][] of t (total) or tx. */
@@ -311,12 +368,10 @@ print_times(struct cell cells[N_LOSS][M_COUNT], bool xfer)
 		for (m = 0; m < M_COUNT; m++) {
 			struct cell *cl = &cells[li][m];
 			double *v = xfer ? cl->tx : cl->t;
-			char b[32];
+			char b[64];
 
-			snprintf(b, sizeof(b), "%.0f/%.0f%s",
-					quantile(v, cl->ok, 0.5),
-					quantile(v, cl->ok, 0.99),
-					cl->failed ? "!" : "");
+			fmt_q(b, sizeof(b), v, cl->ok + cl->failed,
+					cl->failed);
 			printf(" %13s", b);
 		}
 		printf("\n");
@@ -327,7 +382,7 @@ static void
 print_size(uint64_t bytes)
 {
 	static struct cell cells[N_LOSS][M_COUNT];
-	unsigned int li, m;
+	unsigned int li, m, k;
 	double cpu = 0;
 
 	for (li = 0; li < N_LOSS; li++)
@@ -343,10 +398,10 @@ print_size(uint64_t bytes)
 						(unsigned long long)bytes,
 						losses[li].kind, losses[li].p,
 						mode_name[m], cl->ok, cl->failed,
-						quantile(cl->t, cl->ok, 0.5),
-						quantile(cl->t, cl->ok, 0.99),
-						quantile(cl->tx, cl->ok, 0.5),
-						quantile(cl->tx, cl->ok, 0.99),
+						quantile(cl->t, runs, 0.5),
+						quantile(cl->t, runs, 0.99),
+						quantile(cl->tx, runs, 0.5),
+						quantile(cl->tx, runs, 0.99),
 						(unsigned long long)cl->rebuilt,
 						(unsigned long long)cl->lost_link,
 						(unsigned long long)cl->repair_bytes,
@@ -354,10 +409,13 @@ print_size(uint64_t bytes)
 						(unsigned long long)cl->copies);
 		}
 	printf("\n%llu kB download, 20 ms RTT, 100 Mbit/s, 256 kB queue, %s, "
-			"spec %s, %u runs per cell\n\ncompletion time, ms "
+			"spec %s, %u runs per cell; burst: bursts of 3 "
+			"datagrams on average (the chain steps per datagram), "
+			"tburst: bad periods of %u us on average (the chain runs "
+			"in time)\n\ncompletion time, ms "
 			"from the first Initial to the last byte: median / p99\n",
 			(unsigned long long)(bytes / 1000), cc_name, spec_name,
-			runs);
+			runs, burst_us);
 	print_times(cells, false);
 	printf("\ntransfer time, ms from the handshake's end to the last "
 			"byte: median / p99\n");
@@ -387,13 +445,21 @@ print_size(uint64_t bytes)
 		}
 		printf("\n");
 	}
+	printf("(%.1f s of CPU; !N: N runs failed, counted as slower than "
+			"every run that finished; fail: the quantile is a failed "
+			"run)\n", cpu);
 	for (li = 0; li < N_LOSS; li++)
 		for (m = 0; m < M_COUNT; m++) {
-			free(cells[li][m].t);
-			free(cells[li][m].tx);
+			struct cell *cl = &cells[li][m];
+			char lbl[32];
+
+			label(lbl, sizeof(lbl), &losses[li]);
+			for (k = 0; k < cl->failed && k < CELL_FAILS; k++)
+				printf("failed, %s, %s: %s\n", lbl,
+						mode_name[m], cl->why[k]);
+			free(cl->t);
+			free(cl->tx);
 		}
-	printf("(%.1f s of CPU; ! = some runs did not finish within 600 s "
-			"of virtual time)\n", cpu);
 	fflush(stdout);
 }
 
@@ -456,6 +522,7 @@ main(int argc, char **argv)
 		{ "runlog", required_argument, NULL, 'R' },
 		{ "qlog", required_argument, NULL, 'Q' },
 		{ "qlog-run", required_argument, NULL, 'N' },
+		{ "burst-time", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -477,6 +544,15 @@ main(int argc, char **argv)
 			break;
 		case 'q':
 			runs = 20;
+			break;
+		case 'B':
+			burst_us = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end != '\0' || burst_us < 1 ||
+			    burst_us > 10000000) {
+				fprintf(stderr, "dpq-bench-fec: --burst-time "
+					"wants 1..10000000 us\n");
+				return 2;
+			}
 			break;
 		case 'c':
 			csv_path = optarg;
@@ -504,7 +580,7 @@ main(int argc, char **argv)
 				"client_ptos,server_lost,client_lost,rebuilt,"
 				"lost_s2c,lost_c2s,repairs,server_pkts,"
 				"prior_ppm,server_spec,server_spec_dropped,"
-				"client_spec,client_spec_dropped\n");
+				"client_spec,client_spec_dropped,failed\n");
 			break;
 		case 'C':
 			if (dpq_cc_find(optarg) == NULL) {
@@ -534,8 +610,8 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: dpq-bench-fec [--runs N] "
 				"[--quick] [--size BYTES] [--cc NAME] "
-				"[--spec LIST] [--csv FILE] [--runlog FILE] "
-				"[--qlog PREFIX --qlog-run N]\n");
+				"[--spec LIST] [--burst-time US] [--csv FILE] "
+				"[--runlog FILE] [--qlog PREFIX --qlog-run N]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}

@@ -4,14 +4,17 @@
 
 usage: fec_plot.py BENCH.csv OUT.png [--transfer]
 
-One panel per transfer size and loss kind (random, bursty); one line per
-mode (off, fixed, adaptive, ...), the clean path at loss 0 in each.
+One panel per transfer size and loss kind (random, bursty per datagram,
+bursty in time); one line per mode (off, fixed, adaptive, ...), the clean
+path at loss 0 in each. A p99 that is a failed run (inf) is left out of
+its line and marked with an x at the top of the panel.
 --transfer plots the transfer time (handshake's end to last byte)
 instead of the completion time (first Initial to last byte). Checks the
 file as it reads it: a missing column or no rows is an error (exit 1).
 Uses Debian's python3-matplotlib.
 """
 import csv
+import math
 import sys
 
 import matplotlib
@@ -36,25 +39,34 @@ def main(argv):
     for r in rows:
         if r["mode"] not in modes:
             modes.append(r["mode"])
-    kinds = ("random", "burst")
-    fig, axes = plt.subplots(len(sizes), 2, figsize=(12, 4.5 * len(sizes)),
+    kinds = [k for k in ("random", "burst", "tburst")
+             if any(r["loss_kind"] == k for r in rows)]
+    titles = {"random": "random loss", "burst": "bursty loss (per datagram)",
+              "tburst": "bursty loss (in time)"}
+    fig, axes = plt.subplots(len(sizes), len(kinds),
+                             figsize=(6 * len(kinds), 4.5 * len(sizes)),
                              squeeze=False)
     for i, size in enumerate(sizes):
         for j, kind in enumerate(kinds):
             ax = axes[i][j]
             for mode in modes:
-                pts = []
+                pts, failed = [], []
                 for r in rows:
                     if int(r["bytes"]) != size or r["mode"] != mode:
                         continue
                     if r["loss_kind"] not in (kind, "none"):
                         continue
-                    pts.append((float(r["loss"]) * 100, float(r[col])))
+                    x, y = float(r["loss"]) * 100, float(r[col])
+                    (pts if math.isfinite(y) else failed).append((x, y))
                 pts.sort()
                 if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                            marker="o", label=mode)
-            ax.set_title("%d kB, %s loss" % (size // 1000, kind))
+                    line, = ax.plot([p[0] for p in pts],
+                                    [p[1] for p in pts], marker="o",
+                                    label=mode)
+                    for x, _ in failed:
+                        ax.plot([x], [max(p[1] for p in pts)], marker="x",
+                                markersize=12, color=line.get_color())
+            ax.set_title("%d kB, %s" % (size // 1000, titles[kind]))
             ax.set_xlabel("loss rate (%)")
             ax.set_ylabel("p99 %s time (ms)" %
                           ("transfer" if col.startswith("xfer")

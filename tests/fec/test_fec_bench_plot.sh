@@ -10,8 +10,9 @@ trap 'rm -rf "$dir"' EXIT
 "$bench" --runs 2 --size 100000 --csv "$dir/f.csv" >"$dir/out"
 grep -q '^completion time' "$dir/out"
 grep -q '^rebuilt/lost' "$dir/out"
-# 8 loss settings x 6 modes, plus the header
-test "$(wc -l <"$dir/f.csv")" -eq 49
+# 11 loss settings x 6 modes, plus the header
+test "$(wc -l <"$dir/f.csv")" -eq 67
+grep -q ',tburst,0.02,' "$dir/f.csv"
 # every run finished (column ok = 2, failed = 0)
 awk -F, 'NR > 1 && ($5 != 2 || $6 != 0) { bad = 1 } END { exit bad }' \
 	"$dir/f.csv"
@@ -34,4 +35,8 @@ if "$bench" --spec sometimes >/dev/null 2>"$dir/err3"; then
 	echo "--spec sometimes accepted"; exit 1
 fi
 grep -q 'spec: off' "$dir/err3"
+if "$bench" --burst-time 0 >/dev/null 2>"$dir/err4"; then
+	echo "--burst-time 0 accepted"; exit 1
+fi
+grep -q 'burst-time wants' "$dir/err4"
 echo "fec_bench_plot: ok"
