@@ -44,7 +44,7 @@
 #include "dataplane/engine/rtt.h"
 
 /* Bytes reserved in struct dpq_cc for an algorithm's private state. */
-#define DPQ_CC_STATE_SIZE	384
+#define DPQ_CC_STATE_SIZE	768
 /* Longest algorithm name, with its NUL. */
 #define DPQ_CC_NAME_MAX		16
 /* dpq_cc_pacing_rate(): do not pace. */
@@ -194,6 +194,10 @@ struct dpq_cc {
 	/* Set by the sender (dpq_cc_set_app_limited): it has no more data
 	 * to send while the window allows more (§7.8). */
 	bool app_limited;
+	/* Set by the algorithm: the pacer should release datagrams in
+	 * trains of this many (pacer.h dpq_pacer_set_train); 0: one at a
+	 * time. */
+	uint32_t pace_train;
 	struct dpq_cc_conf conf;	/* for dpq_cc_reset() */
 	/* Counters for stats (the wrappers keep them). */
 	uint64_t congestion_events;	/* on_loss calls */

@@ -196,12 +196,20 @@ cubic_avoidance(struct dpq_cc *cc, struct cubic *s,
 }
 
 static void
+cubic_on_sent(struct dpq_cc *cc, uint32_t bytes, uint64_t now)
+{
+	/* The first slow start's capacity probe (hystart.h). */
+	dpq_hystart_on_sent(&cu(cc)->hs, cc, bytes, now);
+}
+
+static void
 cubic_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 {
 	struct cubic *s = cu(cc);
 
 	if (ev->bytes_acked == 0)
 		return;
+	dpq_hystart_observe(&s->hs, cc, ev);
 	if (s->recovering && !in_recovery(s, ev->largest_sent_time))
 		s->recovering = false;
 	if (cc->app_limited) {
@@ -318,8 +326,8 @@ static uint64_t
 cubic_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
 {
 	if (cc->cwnd < cc->ssthresh)
-		return dpq_cc_rate_from_cwnd(cc->cwnd, rtt, 2, 1);
-	return dpq_cc_rate_from_cwnd(cc->cwnd, rtt, 5, 4);
+		return dpq_hystart_pacing_rate(&cu_c(cc)->hs, cc, rtt, 2, 1);
+	return dpq_hystart_pacing_rate(&cu_c(cc)->hs, cc, rtt, 5, 4);
 }
 
 static void
@@ -358,7 +366,7 @@ dpq_cc_cubic_view(const struct dpq_cc *cc, struct dpq_cubic_view *v)
 const struct dpq_cc_ops dpq_cc_cubic_ops = {
 	.name = "cubic",
 	.init = cubic_init,
-	.on_sent = NULL,
+	.on_sent = cubic_on_sent,
 	.on_ack = cubic_on_ack,
 	.on_loss = cubic_on_loss,
 	.on_persistent_congestion = cubic_on_persistent_congestion,

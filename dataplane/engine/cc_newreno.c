@@ -78,12 +78,20 @@ newreno_init(struct dpq_cc *cc, const struct dpq_cc_conf *conf,
 }
 
 static void
+newreno_on_sent(struct dpq_cc *cc, uint32_t bytes, uint64_t now)
+{
+	/* The first slow start's capacity probe (hystart.h). */
+	dpq_hystart_on_sent(&nr(cc)->hs, cc, bytes, now);
+}
+
+static void
 newreno_on_ack(struct dpq_cc *cc, const struct dpq_cc_ack *ev)
 {
 	struct newreno *s = nr(cc);
 
 	if (ev->bytes_acked == 0)
 		return;
+	dpq_hystart_observe(&s->hs, cc, ev);
 	if (s->recovering && !in_recovery(s, ev->largest_sent_time))
 		s->recovering = false;
 	/* §7.8: an under-used window is not evidence the path can take a
@@ -167,11 +175,12 @@ static uint64_t
 newreno_pacing_rate(const struct dpq_cc *cc, const struct dpq_rtt *rtt)
 {
 	/* §7.7: rate = N * cwnd / smoothed_rtt; N = 2 in slow start (as
-	 * Linux paces), so pacing never holds the window's doubling back. */
+	 * Linux paces), so pacing never holds the window's doubling back;
+	 * bounded by the first slow start's capacity probe (hystart.h). */
 	if (cc->cwnd < cc->ssthresh)
-		return dpq_cc_rate_from_cwnd(cc->cwnd, rtt, 2, 1);
-	return dpq_cc_rate_from_cwnd(cc->cwnd, rtt, NEWRENO_PACING_NUM,
-			NEWRENO_PACING_DEN);
+		return dpq_hystart_pacing_rate(&nr_c(cc)->hs, cc, rtt, 2, 1);
+	return dpq_hystart_pacing_rate(&nr_c(cc)->hs, cc, rtt,
+			NEWRENO_PACING_NUM, NEWRENO_PACING_DEN);
 }
 
 static void
@@ -196,7 +205,7 @@ dpq_cc_newreno_ssthresh(const struct dpq_cc *cc)
 const struct dpq_cc_ops dpq_cc_newreno_ops = {
 	.name = "newreno",
 	.init = newreno_init,
-	.on_sent = NULL,
+	.on_sent = newreno_on_sent,
 	.on_ack = newreno_on_ack,
 	.on_loss = newreno_on_loss,
 	.on_persistent_congestion = newreno_on_persistent_congestion,

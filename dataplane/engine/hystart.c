@@ -17,6 +17,87 @@ dpq_hystart_init(struct dpq_hystart *h, uint64_t now)
 	h->css_baseline_min_rtt = UINT64_MAX;
 	h->noise = UINT64_MAX;
 	h->state = DPQ_HYSTART_SLOW_START;
+	dpq_capest_init(&h->cap);
+}
+
+#define US_PER_S	UINT64_C(1000000)
+
+/* The probe runs while the first slow start lasts, paced. */
+static bool
+probing(const struct dpq_hystart *h, const struct dpq_cc *cc)
+{
+	return h->paced && cc->ssthresh == UINT64_MAX &&
+		h->state != DPQ_HYSTART_DONE;
+}
+
+static void
+update_train(const struct dpq_hystart *h, struct dpq_cc *cc)
+{
+	cc->pace_train = probing(h, cc) && dpq_capest_get(&h->cap) == 0 ?
+		DPQ_CAPEST_TRAIN_PKTS : 0;
+}
+
+void
+dpq_hystart_on_sent(struct dpq_hystart *h, struct dpq_cc *cc,
+		uint32_t bytes, uint64_t now)
+{
+	if (probing(h, cc))
+		dpq_capest_on_sent(&h->cap, bytes, now);
+	update_train(h, cc);
+}
+
+void
+dpq_hystart_observe(struct dpq_hystart *h, struct dpq_cc *cc,
+		const struct dpq_cc_ack *ev)
+{
+	if (probing(h, cc) && ev->bytes_acked != 0)
+		dpq_capest_on_ack(&h->cap, ev->now, ev->largest_sent_time,
+				ev->delivered, ev->lost);
+	update_train(h, cc);
+}
+
+uint64_t
+dpq_hystart_pacing_cap(const struct dpq_hystart *h, const struct dpq_cc *cc)
+{
+	uint64_t c = dpq_capest_get(&h->cap);
+
+	if (c == 0 || !probing(h, cc))
+		return DPQ_CC_UNPACED;
+	return c / DPQ_HYSTART_CAP_DEN * DPQ_HYSTART_CAP_NUM;
+}
+
+uint64_t
+dpq_hystart_pacing_rate(const struct dpq_hystart *h, const struct dpq_cc *cc,
+		const struct dpq_rtt *rtt, uint64_t num, uint64_t den)
+{
+	uint64_t r = dpq_cc_rate_from_cwnd(cc->cwnd, rtt, num, den), cap, w;
+
+	if (r == DPQ_CC_UNPACED || dpq_capest_get(&h->cap) == 0)
+		return r;
+	if (probing(h, cc)) {
+		cap = dpq_hystart_pacing_cap(h, cc);
+		return cap < r ? cap : r;
+	}
+	if (h->cap_exits == 0 || cc->congestion_events != h->cap_events)
+		return r;
+	cap = dpq_capest_get(&h->cap) / DPQ_HYSTART_CAP_DEN *
+		DPQ_HYSTART_CAP_NUM;
+	w = dpq_cc_rate_from_cwnd(cc->cwnd, rtt, 1, 1);
+	if (w > cap)
+		cap = w;
+	return cap < r ? cap : r;
+}
+
+bool
+dpq_hystart_cap_reached(const struct dpq_hystart *h,
+		const struct dpq_cc *cc, const struct dpq_cc_ack *ev)
+{
+	uint64_t c = dpq_hystart_pacing_cap(h, cc), min_rtt;
+
+	if (c == DPQ_CC_UNPACED || ev->rtt == NULL || !ev->rtt->has_sample)
+		return false;
+	min_rtt = ev->rtt->min;
+	return cc->cwnd >= c * min_rtt / US_PER_S;
 }
 
 static uint64_t

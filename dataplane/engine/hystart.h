@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dataplane/engine/capest.h"
 #include "dataplane/engine/cc.h"
 
 /* RFC 9406 §4.3, the recommended constants (times in us). */
@@ -51,6 +52,15 @@
 #define DPQ_HYSTART_PACED_NOISE_NUM	3
 #define DPQ_HYSTART_PACED_NOISE_DEN	2
 
+/* The capacity probe (dpq_hystart_set_paced, capest.h): the paced first
+ * slow start ends when the window reaches this part (num/den) of the
+ * capacity estimate times min_rtt, and is paced at no more than that
+ * part of the capacity meanwhile. Below 1: an estimate a little too
+ * high must not fill a queue of a few datagrams; one too low only ends
+ * slow start early (the window grows on in congestion avoidance). */
+#define DPQ_HYSTART_CAP_NUM		7
+#define DPQ_HYSTART_CAP_DEN		8
+
 enum dpq_hystart_state {
 	DPQ_HYSTART_SLOW_START = 0,
 	DPQ_HYSTART_CSS,		/* conservative slow start */
@@ -74,6 +84,10 @@ struct dpq_hystart {
 	uint64_t cur_round_max[2];	/* us: the round's two largest */
 	uint64_t noise;			/* us; UINT64_MAX: unknown */
 	uint64_t paced_exits;		/* CSS entered by it (stats) */
+	/* The capacity probe (paced only). */
+	struct dpq_capest cap;
+	uint64_t cap_exits;		/* slow start ended by it (stats) */
+	uint64_t cap_events;		/* cc->congestion_events then */
 };
 
 void dpq_hystart_init(struct dpq_hystart *h, uint64_t now);
@@ -122,6 +136,56 @@ dpq_hystart_set_paced(struct dpq_hystart *h, bool paced)
 }
 
 /*
+ * The capacity probe, a second deviation from RFC 9406 §4.2 for paced
+ * senders (RFC 9406 ends slow start on RTT rises only; its predecessor
+ * HyStart also watched ACK trains): the delay signal above sees the
+ * bottleneck only an RTT after the round that first exceeds its rate,
+ * and behind a queue of ten datagrams that round has already overflowed
+ * it. So while the first slow start lasts the pacer sends in trains of
+ * DPQ_CAPEST_TRAIN_PKTS datagrams (same average rate) and capest.h
+ * measures their dispersion. Once it gives an estimate C (consistent
+ * samples only), slow start is paced at no more than C * CAP_NUM /
+ * CAP_DEN and ends at once, without CSS, when the window reaches that
+ * rate times min_rtt. That ceiling may be below cwnd / smoothed_rtt, a
+ * deviation from RFC 9002 §7.7 (N at least 1): in slow start the window
+ * grows by what is acknowledged and runs ahead of what the path can
+ * take; the window stops there. Without an estimate nothing changes.
+ */
+
+/* An in-flight datagram left (the controller's on_sent). */
+void dpq_hystart_on_sent(struct dpq_hystart *h, struct dpq_cc *cc,
+		uint32_t bytes, uint64_t now);
+
+/* Every ACK of in-flight data, before the controller's own checks (the
+ * probe needs the ACKs' timing even while the window does not grow). */
+void dpq_hystart_observe(struct dpq_hystart *h, struct dpq_cc *cc,
+		const struct dpq_cc_ack *ev);
+
+/* The pacing rate's ceiling in the first slow start, bytes/s;
+ * DPQ_CC_UNPACED: none. */
+uint64_t dpq_hystart_pacing_cap(const struct dpq_hystart *h,
+		const struct dpq_cc *cc);
+
+/*
+ * The pacing rate of a loss-based controller (RFC 9002 §7.7): num/den *
+ * cwnd / smoothed_rtt (the caller's gain: 2 in slow start, as Linux
+ * paces, so that pacing never holds the window's doubling back; 1.25
+ * after), and with the capacity probe:
+ *   - in the first slow start, at most the ceiling above;
+ *   - after the probe ended it, until the first congestion event, at most
+ *     max(ceiling, cwnd / smoothed_rtt). The window ends below the
+ *     capacity times min_rtt, but a flight that is still short of it
+ *     (flow control, or the slow start's last round) would otherwise
+ *     leave at 1.25 times the window's rate, above the capacity, and
+ *     fill a shallow queue in a few ms before the window is reached.
+ *     Gain 1 above the ceiling: the window, not the pacer, is then the
+ *     limit.
+ */
+uint64_t dpq_hystart_pacing_rate(const struct dpq_hystart *h,
+		const struct dpq_cc *cc, const struct dpq_rtt *rtt,
+		uint64_t num, uint64_t den);
+
+/*
  * An ACK in the first slow start (cwnd < ssthresh, ssthresh never set):
  * returns the bytes the window grows by (ev->bytes_acked in slow start,
  * a quarter of it in CSS). *leave is set true when slow start is over:
@@ -129,6 +193,10 @@ dpq_hystart_set_paced(struct dpq_hystart *h, bool paced)
  */
 uint64_t dpq_hystart_on_ack(struct dpq_hystart *h,
 		const struct dpq_cc_ack *ev, bool *leave);
+
+/* The window reached what the capacity probe measured (see above). */
+bool dpq_hystart_cap_reached(const struct dpq_hystart *h,
+		const struct dpq_cc *cc, const struct dpq_cc_ack *ev);
 
 /*
  * One ACK of slow start for a loss-based controller (RFC 9002 §7.3.1,
@@ -148,8 +216,17 @@ dpq_hystart_slow_start(struct dpq_hystart *h, struct dpq_cc *cc,
 		return;
 	}
 	cc->cwnd += dpq_hystart_on_ack(h, ev, &leave);
-	if (leave)
+	if (!leave && dpq_hystart_cap_reached(h, cc, ev)) {
+		h->state = DPQ_HYSTART_DONE;
+		h->exits++;
+		h->cap_exits++;
+		h->cap_events = cc->congestion_events;
+		leave = true;
+	}
+	if (leave) {
 		cc->ssthresh = cc->cwnd;
+		cc->pace_train = 0;
+	}
 }
 
 static inline bool

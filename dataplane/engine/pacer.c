@@ -16,6 +16,9 @@ dpq_pacer_init(struct dpq_pacer *p, uint32_t mtu, uint64_t now)
 	p->last = now;
 	p->held = 0;
 	p->release = 0;
+	p->train = 0;
+	p->train_left = 0;
+	p->train_at = 0;
 	/* The first flight leaves at once: RFC 9002 §7.7 lets the initial
 	 * window (10 datagrams, §7.2) go as a burst. */
 	p->tokens = (int64_t)((uint64_t)DPQ_PACER_INITIAL_PKTS * mtu * MICRO);
@@ -30,6 +33,8 @@ dpq_pacer_burst(const struct dpq_pacer *p, uint64_t rate)
 
 	if (b > DPQ_PACER_MAX_BURST)
 		b = DPQ_PACER_MAX_BURST;
+	if (lo < (uint64_t)p->train * p->mtu)
+		lo = (uint64_t)p->train * p->mtu;	/* a train must fit */
 	return b > lo ? b : lo;
 }
 
@@ -67,19 +72,38 @@ refill(struct dpq_pacer *p, uint64_t rate, uint64_t now)
 		p->last = now;
 }
 
-uint64_t
-dpq_pacer_release_time(const struct dpq_pacer *p, uint64_t rate,
-		uint64_t now)
+/* When the bucket holds need micro-bytes, from now. */
+static uint64_t
+time_for(int64_t need, int64_t t, uint64_t rate, uint64_t now)
 {
-	int64_t need = (int64_t)((uint64_t)p->mtu * MICRO), t;
-
-	if (rate == DPQ_PACER_UNPACED || rate == 0)
-		return now;
-	t = tokens_at(p, rate, now);
 	if (t >= need)
 		return now;
 	/* ceil((need - t) / rate) microseconds from now */
 	return now + ((uint64_t)(need - t) + rate - 1) / rate;
+}
+
+uint64_t
+dpq_pacer_release_time(const struct dpq_pacer *p, uint64_t rate,
+		uint64_t now)
+{
+	int64_t one = (int64_t)((uint64_t)p->mtu * MICRO), t;
+	uint64_t single, whole;
+
+	if (rate == DPQ_PACER_UNPACED || rate == 0)
+		return now;
+	/* The rest of a train follows its first datagram at once
+	 * (pacer.h dpq_pacer_set_train), or not at all: a train the
+	 * sender did not fill (window, data) is over. */
+	if (p->train_left > 0 && now <= p->train_at + DPQ_PACER_TRAIN_US)
+		return now;
+	t = tokens_at(p, rate, now);
+	single = time_for(one, t, rate, now);
+	if (p->train <= 1)
+		return single;
+	/* A train waits until the bucket holds all of it, if that is
+	 * soon; else the datagram goes alone. */
+	whole = time_for(one * (int64_t)p->train, t, rate, now);
+	return whole - single <= DPQ_PACER_TRAIN_WAIT_US ? whole : single;
 }
 
 uint64_t
@@ -106,6 +130,15 @@ dpq_pacer_on_sent(struct dpq_pacer *p, uint64_t rate, uint32_t bytes,
 	}
 	refill(p, rate, now);
 	p->release = 0;		/* the late credit is in the tokens now */
+	if (p->train_left > 0 && now <= p->train_at + DPQ_PACER_TRAIN_US) {
+		p->train_left--;
+	} else if (p->train > 1 && p->tokens >=
+	    (int64_t)((uint64_t)p->train * p->mtu * MICRO)) {
+		p->train_left = p->train - 1;	/* a train starts */
+		p->train_at = now;
+	} else {
+		p->train_left = 0;
+	}
 	p->tokens -= (int64_t)((uint64_t)bytes * MICRO);
 	/* Unpaced sends (probes) may overdraw; the debt is bounded by
 	 * one burst so a burst of probes cannot stall data for long. */

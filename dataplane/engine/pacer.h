@@ -38,6 +38,13 @@
 #define DPQ_PACER_MAX_LATE_US		4000
 /* Datagrams the bucket holds at the start (the initial window). */
 #define DPQ_PACER_INITIAL_PKTS		10
+/* A train's datagrams leave within this many us of its first (in one
+ * burst of the sender), else what is left of it is dropped. */
+#define DPQ_PACER_TRAIN_US		2
+/* A train waits for the bucket to hold all of it at most this much
+ * longer than its first datagram alone would (us): at low rates the
+ * datagrams go one at a time as without trains. */
+#define DPQ_PACER_TRAIN_WAIT_US		5000
 /* Rate meaning "do not pace" (as DPQ_CC_UNPACED). */
 #define DPQ_PACER_UNPACED		UINT64_MAX
 
@@ -47,6 +54,9 @@ struct dpq_pacer {
 	uint32_t mtu;		/* bytes of a full datagram */
 	uint64_t held;		/* times next() said "not yet" (stats) */
 	uint64_t release;	/* release time last reported; 0: none */
+	uint32_t train;		/* datagrams to release together; 0, 1: one */
+	uint32_t train_left;	/* datagrams of the train still to go */
+	uint64_t train_at;	/* us, when the train's first one left */
 };
 
 /* A bucket holding the initial window at now, for datagrams of mtu
@@ -80,6 +90,21 @@ dpq_pacer_idle(struct dpq_pacer *p)
 /* bytes left at now while pacing at rate (debt allowed, bounded). */
 void dpq_pacer_on_sent(struct dpq_pacer *p, uint64_t rate, uint32_t bytes,
 		uint64_t now);
+
+/*
+ * Release datagrams in trains of pkts instead of one at a time: the
+ * sender waits until the bucket holds a train's worth, then sends it
+ * back to back (the same average rate), if that wait is at most
+ * DPQ_PACER_TRAIN_WAIT_US longer than for one datagram. The congestion
+ * controller asks for this while it measures the bottleneck's capacity
+ * from the trains' dispersion (capest.h); 0 (the default): one datagram
+ * at a time.
+ */
+static inline void
+dpq_pacer_set_train(struct dpq_pacer *p, uint32_t pkts)
+{
+	p->train = pkts;
+}
 
 /* The datagram size changed (path MTU, transport parameters). */
 static inline void

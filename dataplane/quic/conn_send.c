@@ -982,6 +982,8 @@ build_datagram(struct dpq_conn *c, uint8_t *buf, size_t cap,
 	/* RFC 9002 §7.7: new data leaves at the pacing rate; ACKs and
 	 * probes do not wait (the window does not hold them either). */
 	rate = dpq_conn_pacing_rate(c);
+	/* The controller may ask for trains (its capacity probe). */
+	dpq_pacer_set_train(&c->pacer, c->b->cc.pace_train);
 	if (paced_work(c)) {
 		c->pace_hold = dpq_pacer_next(&c->pacer, rate, now) > now;
 	} else {

@@ -4,7 +4,10 @@
  * window as one burst, then one datagram per mtu / rate exactly, no
  * loss to rounding at slow rates, one burst (not more) after idle, the
  * burst allowance at low and high rates, bounded debt after unpaced
- * sends, and "do not pace".
+ * sends, "do not pace", and trains (dpq_pacer_set_train): k datagrams
+ * back to back every k * mtu / rate, the same average rate; a train the
+ * sender does not fill is over; none at rates where a train would hold
+ * its first datagram too long.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,6 +176,66 @@ test_debt_and_unpaced(void **state)
 	assert_true(dpq_pacer_next(&p, rate, now) >= now);
 }
 
+static void
+test_trains(void **state)
+{
+	struct dpq_pacer p;
+	uint64_t rate = 1200 * 10000;	/* one datagram per 100 us */
+	uint64_t now = 5, t, first = 0;
+	unsigned int n, k;
+
+	(void)state;
+	dpq_pacer_init(&p, MTU, now);
+	for (n = 0; n < DPQ_PACER_INITIAL_PKTS; n++)
+		dpq_pacer_on_sent(&p, rate, MTU, now);
+	dpq_pacer_set_train(&p, 8);
+	assert_true(dpq_pacer_burst(&p, rate) >= 8 * MTU);
+	for (k = 0; k < 50; k++) {
+		/* Waits until the bucket holds eight ... */
+		t = dpq_pacer_next(&p, rate, now);
+		assert_int_equal(t, now + 800);
+		now = t;
+		if (k == 0)
+			first = now;
+		/* ... then eight leave at once. */
+		for (n = 0; n < 8; n++) {
+			assert_int_equal(dpq_pacer_next(&p, rate, now), now);
+			dpq_pacer_on_sent(&p, rate, MTU, now);
+		}
+		assert_true(dpq_pacer_next(&p, rate, now) > now);
+	}
+	/* The same average rate: 49 trains of 800 us after the first. */
+	assert_int_equal(now - first, 49 * 800);
+	/* A train the sender does not fill is over: the next datagram,
+	 * later, waits as alone. */
+	t = dpq_pacer_next(&p, rate, now);
+	now = t;
+	for (n = 0; n < 3; n++)
+		dpq_pacer_on_sent(&p, rate, MTU, now);
+	now += 10;
+	assert_true(dpq_pacer_next(&p, rate, now) > now);
+	/* At one datagram per ms: after idle the bucket holds a train,
+	 * which leaves at once; then a train would wait 7 ms more than
+	 * one datagram (more than DPQ_PACER_TRAIN_WAIT_US): one at a
+	 * time. */
+	rate = 1200 * 1000;
+	dpq_pacer_idle(&p);
+	now += 1000000;
+	for (n = 0; n < 8; n++) {
+		assert_int_equal(dpq_pacer_next(&p, rate, now), now);
+		dpq_pacer_on_sent(&p, rate, MTU, now);
+	}
+	for (n = 0; n < 5; n++) {
+		t = dpq_pacer_next(&p, rate, now);
+		assert_int_equal(t, now + 1000);
+		now = t;
+		dpq_pacer_on_sent(&p, rate, MTU, now);
+	}
+	/* Back to one at a time. */
+	dpq_pacer_set_train(&p, 0);
+	assert_true(dpq_pacer_burst(&p, rate) < 8 * MTU);
+}
+
 int
 main(void)
 {
@@ -183,6 +246,7 @@ main(void)
 		cmocka_unit_test(test_late_wakeup),
 		cmocka_unit_test(test_burst_sizes),
 		cmocka_unit_test(test_debt_and_unpaced),
+		cmocka_unit_test(test_trains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
