@@ -251,8 +251,8 @@ bench_hol(void)
 /* ---- pacing ---------------------------------------------------------------- */
 
 /* How a run sends: paced (the default), paced with HyStart++ exactly as
- * RFC 9406 (no paced delay signal, dataplane/engine/hystart.h), or
- * unpaced. */
+ * RFC 9406 (no paced delay signal or capacity probe,
+ * dataplane/engine/hystart.h), or unpaced. */
 enum pace_mode { PACED, PACED_RFC, UNPACED, PACE_MODES };
 static const char *const pace_mode_name[] = { "paced", "paced, RFC 9406",
 	"unpaced" };
@@ -389,7 +389,7 @@ bench_pacing(void)
 			"(drops: by the queue in the first slow start / "
 			"after it; peak: its largest window, kB;\n"
 			"paced RFC: HyStart++ exactly as RFC 9406, without the "
-			"paced delay signal)\n\n",
+			"paced delay signal and capacity probe)\n\n",
 			pace_head, (double)bytes / 1e6, seeds);
 	printf("%-8s | %-33s | %-21s | %-33s | %s\n", "", "paced", "paced RFC",
 			"unpaced", "loss unpaced/paced");

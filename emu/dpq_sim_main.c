@@ -32,7 +32,7 @@ usage(FILE *f)
 "  --upload         client sends (default: server sends)\n"
 "  --no-pacing      both ends send unpaced (compare with pacing on)\n"
 "  --hystart-rfc    HyStart++ exactly as RFC 9406 even when paced (no\n"
-"                   paced delay signal; compare)\n"
+"                   paced delay signal, no capacity probe; compare)\n"
 "  --seeds N        runs with seeds 1..N (default 1)\n"
 "  --seed S         first seed (default 1)\n"
 "  --max-time SEC   give up a run after this much virtual time (600)\n"

@@ -62,6 +62,7 @@ add_sample(struct dpq_capest *e, uint64_t rate, uint64_t span,
 	    (uint64_t)sp[n / 2] * DPQ_CAPEST_JITTER_NUM)
 		return;
 	e->estimate = m;
+	e->low = m - (v[n - 2] - v[1]) / 2;
 }
 
 /* The oldest pending train has all the ACKs it will get. */

@@ -93,6 +93,7 @@ struct dpq_capest {
 	uint32_t head_rtt[DPQ_CAPEST_SAMPLES];
 	uint8_t sample_pos, sample_n;
 	uint64_t estimate;		/* bytes/s; 0: unknown */
+	uint64_t low;			/* its lower bound, bytes/s */
 	/* Stats. */
 	uint32_t trains, samples, rejected;
 };
@@ -115,6 +116,16 @@ static inline uint64_t
 dpq_capest_get(const struct dpq_capest *e)
 {
 	return e->estimate;
+}
+
+/* What it is at least, allowing for the samples' scatter: the median
+ * minus half the distance between the second smallest and the second
+ * largest sample (so at least 3/4 of it); 0 while unknown. Exact
+ * samples give the estimate itself. */
+static inline uint64_t
+dpq_capest_low(const struct dpq_capest *e)
+{
+	return e->low;
 }
 
 #endif /* DPQ_ENGINE_CAPEST_H */

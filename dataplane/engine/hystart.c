@@ -59,11 +59,11 @@ dpq_hystart_observe(struct dpq_hystart *h, struct dpq_cc *cc,
 uint64_t
 dpq_hystart_pacing_cap(const struct dpq_hystart *h, const struct dpq_cc *cc)
 {
-	uint64_t c = dpq_capest_get(&h->cap);
+	uint64_t c = dpq_capest_low(&h->cap);
 
 	if (c == 0 || !probing(h, cc))
 		return DPQ_CC_UNPACED;
-	return c / DPQ_HYSTART_CAP_DEN * DPQ_HYSTART_CAP_NUM;
+	return c;
 }
 
 uint64_t
@@ -80,8 +80,7 @@ dpq_hystart_pacing_rate(const struct dpq_hystart *h, const struct dpq_cc *cc,
 	}
 	if (h->cap_exits == 0 || cc->congestion_events != h->cap_events)
 		return r;
-	cap = dpq_capest_get(&h->cap) / DPQ_HYSTART_CAP_DEN *
-		DPQ_HYSTART_CAP_NUM;
+	cap = dpq_capest_low(&h->cap);
 	w = dpq_cc_rate_from_cwnd(cc->cwnd, rtt, 1, 1);
 	if (w > cap)
 		cap = w;

@@ -52,15 +52,6 @@
 #define DPQ_HYSTART_PACED_NOISE_NUM	3
 #define DPQ_HYSTART_PACED_NOISE_DEN	2
 
-/* The capacity probe (dpq_hystart_set_paced, capest.h): the paced first
- * slow start ends when the window reaches this part (num/den) of the
- * capacity estimate times min_rtt, and is paced at no more than that
- * part of the capacity meanwhile. Below 1: an estimate a little too
- * high must not fill a queue of a few datagrams; one too low only ends
- * slow start early (the window grows on in congestion avoidance). */
-#define DPQ_HYSTART_CAP_NUM		7
-#define DPQ_HYSTART_CAP_DEN		8
-
 enum dpq_hystart_state {
 	DPQ_HYSTART_SLOW_START = 0,
 	DPQ_HYSTART_CSS,		/* conservative slow start */
@@ -144,12 +135,15 @@ dpq_hystart_set_paced(struct dpq_hystart *h, bool paced)
  * it. So while the first slow start lasts the pacer sends in trains of
  * DPQ_CAPEST_TRAIN_PKTS datagrams (same average rate) and capest.h
  * measures their dispersion. Once it gives an estimate C (consistent
- * samples only), slow start is paced at no more than C * CAP_NUM /
- * CAP_DEN and ends at once, without CSS, when the window reaches that
- * rate times min_rtt. That ceiling may be below cwnd / smoothed_rtt, a
- * deviation from RFC 9002 §7.7 (N at least 1): in slow start the window
- * grows by what is acknowledged and runs ahead of what the path can
- * take; the window stops there. Without an estimate nothing changes.
+ * samples only), slow start is paced at no more than its lower bound
+ * (dpq_capest_low: the median less half the samples' scatter; an
+ * estimate a little too high must not fill a queue of a few datagrams,
+ * one too low only ends slow start early) and ends at once, without
+ * CSS, when the window reaches that rate times min_rtt. That ceiling
+ * may be below cwnd / smoothed_rtt, a deviation from RFC 9002 §7.7 (N
+ * at least 1): in slow start the window grows by what is acknowledged
+ * and runs ahead of what the path can take; the window stops there.
+ * Without an estimate nothing changes.
  */
 
 /* An in-flight datagram left (the controller's on_sent). */

@@ -192,7 +192,8 @@ struct dpq_conn_conf {
 	 * turns pacing off for this connection (for comparisons). */
 	bool no_pacing;
 	/* HyStart++ exactly as RFC 9406 even when paced: no paced delay
-	 * signal (dataplane/engine/hystart.h; for comparisons). */
+	 * signal and no capacity probe (dataplane/engine/hystart.h; for
+	 * comparisons). */
 	bool hystart_rfc;
 	/* Mark packets ECT(0) and validate ECN (RFC 9000 §13.4); true:
 	 * never mark (peers' counts are still sent). */

@@ -20,9 +20,10 @@
  *     shallow buffer with 200 us of jitter (seeds 1-3): ended before any
  *     loss is declared, with at most 2 drops in it (HyStart++ as RFC 9406
  *     has it: only a loss ends it, with dozens); on a clean path with a
- *     1-BDP queue the probe ends it at 3/4 of the BDP or later; on paths
- *     with 1 ms of jitter (where the probe's samples disagree and it
- *     stays out) it does not end before the window reaches the BDP.
+ *     1-BDP queue the probe ends it between 3/4 and 1.1 times the BDP;
+ *     on paths with 1 ms of jitter (where the probe's samples disagree
+ *     and it stays out) it does not end before the window reaches the
+ *     BDP.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -275,7 +276,7 @@ test_paced_slow_start_exit(void **state)
 				(unsigned long)drops[1]);
 		assert_true(drops[1] > 3 * 2);
 		/* A clean path, a 1-BDP queue: the probe measures 100
-		 * Mbit/s and ends slow start at 7/8 of it times min_rtt,
+		 * Mbit/s exactly and ends slow start at it times min_rtt,
 		 * without a drop. */
 		for (seed = 1; seed <= 3; seed++) {
 			struct dpq_sim_xfer_result r;
@@ -289,7 +290,7 @@ test_paced_slow_start_exit(void **state)
 					(unsigned long)r.ss_peak_cwnd,
 					(unsigned long)r.ss_dropped);
 			assert_true(r.ss_peak_cwnd >= 250000 * 3 / 4);
-			assert_true(r.ss_peak_cwnd <= 250000);
+			assert_true(r.ss_peak_cwnd <= 250000 * 11 / 10);
 			assert_int_equal(r.ss_dropped, 0);
 		}
 		for (j = 0; j < sizeof(clean) / sizeof(clean[0]); j++) {

@@ -6,10 +6,10 @@
  * rate once seven trains agree; compressed, scattered, reordered and
  * lossy trains give nothing; paced (not back-to-back) sends are no
  * trains; with jitter the median stays near the rate. Then what HyStart
- * does with it: slow start paced at no more than 7/8 of the estimate,
- * ended when the window reaches that rate times min_rtt, and after that,
- * until the first congestion event, no pacing above max(7/8 C,
- * cwnd / srtt).
+ * does with it: slow start paced at no more than the estimate's lower
+ * bound (the median less half the samples' scatter), ended when the
+ * window reaches that rate times min_rtt, and after that, until the
+ * first congestion event, no pacing above max(that bound, cwnd / srtt).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -236,8 +236,13 @@ test_hystart_uses_estimate(void **state)
 	struct dpq_rtt rtt = { .latest = RTT, .min = RTT, .smoothed = RTT,
 		.has_sample = true };
 	struct path p = { .now = 1000000 };
-	const uint64_t cap = RATE / 8 * 7;
-	uint64_t bdp = cap * RTT / 1000000, w;
+	/* ACK spans of 560, 600 and 640 us: samples 13.4, 12.5 and 11.7
+	 * MB/s. */
+	static const uint64_t gaps[3][4] = {
+		{ 0, 187, 373, 560 }, { 0, 200, 400, 600 },
+		{ 0, 213, 427, 640 },
+	};
+	uint64_t cap, bdp, w;
 	unsigned int i;
 
 	(void)state;
@@ -254,16 +259,22 @@ test_hystart_uses_estimate(void **state)
 	assert_int_equal(cc.pace_train, DPQ_CAPEST_TRAIN_PKTS);
 	/* Seven trains' worth of samples (fed as the controller does). */
 	for (i = 0; i < DPQ_CAPEST_SAMPLES; i++)
-		train(&h.cap, &p, DPQ_CAPEST_TRAIN_PKTS, NULL);
+		train(&h.cap, &p, DPQ_CAPEST_TRAIN_PKTS, gaps[i % 3]);
 	assert_int_equal(dpq_capest_get(&h.cap), RATE);
+	/* The ceiling: the median less half the scatter of the middle
+	 * samples (13.4 - 11.7 MB/s). */
+	cap = dpq_capest_low(&h.cap);
+	assert_int_equal(cap, RATE - (7500 * UINT64_C(1000000) / 560 -
+			7500 * UINT64_C(1000000) / 640) / 2);
+	bdp = cap * RTT / 1000000;
 	dpq_hystart_on_sent(&h, &cc, PKT, p.now);
 	assert_int_equal(cc.pace_train, 0);	/* measured: no more trains */
-	/* Slow start at 2x cwnd / srtt, not above 7/8 of the capacity. */
+	/* Slow start at 2x cwnd / srtt, not above the bound. */
 	assert_int_equal(dpq_hystart_pacing_rate(&h, &cc, &rtt, 2, 1),
 			dpq_cc_rate_from_cwnd(cc.cwnd, &rtt, 2, 1));
 	cc.cwnd = bdp * 3 / 4;
 	assert_int_equal(dpq_hystart_pacing_rate(&h, &cc, &rtt, 2, 1), cap);
-	/* Slow start goes on below 7/8 C x min_rtt, ends at it. */
+	/* Slow start goes on below the bound x min_rtt, ends at it. */
 	for (;;) {
 		struct dpq_cc_ack ev = {
 			.now = p.now += 100,
@@ -282,7 +293,7 @@ test_hystart_uses_estimate(void **state)
 	assert_int_equal(cc.ssthresh, cc.cwnd);
 	assert_int_equal(h.cap_exits, 1);
 	/* After: 1.25 cwnd / srtt would exceed the capacity; until the
-	 * first congestion event the pacer stays at max(7/8 C, cwnd/srtt). */
+	 * first congestion event the pacer stays at max(bound, cwnd/srtt). */
 	assert_true(dpq_cc_rate_from_cwnd(cc.cwnd, &rtt, 5, 4) > RATE);
 	w = dpq_cc_rate_from_cwnd(cc.cwnd, &rtt, 1, 1);
 	assert_int_equal(dpq_hystart_pacing_rate(&h, &cc, &rtt, 5, 4),
