@@ -13,8 +13,8 @@
  * different seeds (the same seeds for every mode, so modes meet the same
  * losses as far as their packets line up). Completion time is from the
  * client's first Initial to the last byte, handshake included. Every
- * mode sends the datagrams --spec names twice (default handshake, as
- * dpquicd does). Modes (the congestion response to rebuilt packets,
+ * mode sends the datagrams --spec names twice (default handshake,repair,
+ * as dpquicd does). Modes (the congestion response to rebuilt packets,
  * docs/fec.md §10.1, in brackets):
  *
  *   off        the extension not offered (plain QUIC)
@@ -142,8 +142,8 @@ qlog_open(struct dpq_sim_conf *c, struct qlog_file q[2], uint64_t bytes,
 	c->strace_ctx = &q[1];
 }
 static const char *cc_name = "newreno";
-static uint8_t spec_retx = DPQ_SPEC_HANDSHAKE;
-static const char *spec_name = "handshake";
+static uint8_t spec_retx = DPQ_SPEC_HANDSHAKE | DPQ_SPEC_REPAIR;
+static const char *spec_name = "handshake,repair";
 
 #define CELL_FAILS	4	/* failed runs described per cell */
 

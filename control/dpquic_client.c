@@ -32,7 +32,7 @@
  *                         not offer it at all
  *     --spec LIST         speculative retransmission: send these datagrams
  *                         twice, spaced: off | all | handshake,tail,repair
- *                         (default: handshake)
+ *                         (default: handshake,repair)
  *     --migrate-after N   once N bytes of responses arrived, move the
  *                         connection to a new UDP socket (a new port, or
  *                         --migrate-addr's address): RFC 9000 §9.2 active
@@ -105,7 +105,7 @@ usage(FILE *f)
 		"                   server rebuilt: guarded (default) | loss\n"
 		"  --spec LIST      send twice (spaced): off | all | "
 		"handshake,tail,repair\n"
-		"                   (handshake)\n"
+		"                   (handshake,repair)\n"
 		"  --cc NAME        congestion controller: newreno (default), "
 		"cubic, bbr\n"
 		"  --no-pacing      send as the window allows, unpaced\n"
@@ -704,12 +704,12 @@ main(int argc, char **argv)
 	const char *migrate_addr = NULL;
 	bool migrate_pending = false;
 	/* Offer the extension, send no repairs (a client mostly receives;
-	 * dpquicd sends adaptively), send the handshake flight twice
-	 * (docs/fec.md §13). */
+	 * dpquicd sends adaptively), send the handshake flight twice, and
+	 * REPAIR datagrams when --fec turns repairs on (docs/fec.md §13). */
 	struct dpq_fec_policy fec = { DPQ_FEC_OFF, DPQ_FEC_DEFAULT_GROUP,
 		DPQ_FEC_DEFAULT_GROUP_MIN };
 	uint8_t fec_max_group = DPQ_FEC_GROUP_LIMIT,
-		spec = DPQ_SPEC_HANDSHAKE;
+		spec = DPQ_SPEC_HANDSHAKE | DPQ_SPEC_REPAIR;
 	const char *cc_name = NULL;
 	enum dpq_cc_fec_reaction fec_cc = DPQ_CC_FEC_GUARDED;
 	bool no_pacing = false;

@@ -97,7 +97,7 @@ static const struct dpq_conf_key keys[] = {
 		  "adaptive[:MIN-MAX]" },
 	{ .name = "spec-retx", .opt = "spec-retx", .type = DPQ_CONF_STR,
 	  .off = F(spec_retx), .check = check_spec,
-	  .flags = DPQ_CONF_F_RELOAD, .arg = "LIST", .def = "handshake",
+	  .flags = DPQ_CONF_F_RELOAD, .arg = "LIST", .def = "handshake,repair",
 	  .help = "datagrams sent twice, spaced (speculative retransmission): "
 		  "off, all, or handshake,tail,repair" },
 	{ .name = "spec-spacing", .opt = "spec-spacing",

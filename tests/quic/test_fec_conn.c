@@ -911,12 +911,17 @@ test_spec_tail_and_repair(void **state)
 	assert_int_equal(ss.pkts_lost, 0);	/* nothing re-sent */
 	t_off = tail_run(0, false, false, &cs, &ss);
 	assert_true(ss.pkts_lost >= 1);
-	/* FEC: the FIN and its REPAIR lost; the REPAIR's copy rebuilds. */
+	/* FEC: the FIN and its REPAIR lost; the REPAIR's copy rebuilds,
+	 * and carries the REPAIR's packet number: neither packet is
+	 * declared lost (no retransmission, no congestion event: a lost
+	 * REPAIR is otherwise a loss like any other, docs/fec.md §8). */
 	t_rep = tail_run(DPQ_SPEC_REPAIR, true, true, &cs, &ss);
 	assert_int_equal(cs.fec_recovered, 1);
 	assert_true(ss.spec_sent >= 1);
+	assert_int_equal(ss.pkts_lost, 0);
 	t_norep = tail_run(0, true, true, &cs, &ss);
 	assert_int_equal(cs.fec_recovered, 0);
+	assert_true(ss.pkts_lost >= 2);		/* the FIN's and the REPAIR's */
 	print_message("last datagram lost: done after %.1f ms with a tail "
 			"copy, %.1f ms without (%.1f ms if nothing is lost); "
 			"FIN and REPAIR lost: %.1f ms with a REPAIR copy, "
