@@ -230,7 +230,7 @@ conf_for(struct dpq_sim_conf *c, const char *spec, uint64_t seed,
 static void
 fail_why(char *buf, const struct dpq_sim_xfer_result *r, unsigned int seed)
 {
-	snprintf(buf, 512, "seed %u: %s at %.1f s (600 s cap); lost on the "
+	snprintf(buf, 512, "seed %u: %s at %.1f s (the cap: 600 s); lost on the "
 			"link c2s %llu of %llu, s2c %llu of %llu datagrams; "
 			"server probe timeouts %llu", seed,
 			r->closed[0] ? r->closed : "no connection closed",

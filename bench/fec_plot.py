@@ -7,7 +7,7 @@ usage: fec_plot.py BENCH.csv OUT.png [--transfer]
 One panel per transfer size and loss kind (random, bursty per datagram,
 bursty in time); one line per mode (off, fixed, adaptive, ...), the clean
 path at loss 0 in each. A p99 that is a failed run (inf) is left out of
-its line and marked with an x at the top of the panel.
+its line and marked with an x at the top of the panel, in its colour.
 --transfer plots the transfer time (handshake's end to last byte)
 instead of the completion time (first Initial to last byte). Checks the
 file as it reads it: a missing column or no rows is an error (exit 1).
@@ -49,6 +49,7 @@ def main(argv):
     for i, size in enumerate(sizes):
         for j, kind in enumerate(kinds):
             ax = axes[i][j]
+            fails = []
             for mode in modes:
                 pts, failed = [], []
                 for r in rows:
@@ -63,9 +64,14 @@ def main(argv):
                     line, = ax.plot([p[0] for p in pts],
                                     [p[1] for p in pts], marker="o",
                                     label=mode)
-                    for x, _ in failed:
-                        ax.plot([x], [max(p[1] for p in pts)], marker="x",
-                                markersize=12, color=line.get_color())
+                    fails += [(x, line.get_color()) for x, _ in failed]
+            top = ax.get_ylim()[1]
+            for x, colour in fails:
+                ax.plot([x], [top], marker="x", markersize=12,
+                        color=colour, clip_on=False)
+                ax.annotate("p99 failed", (x, top), xytext=(-60, -14),
+                            textcoords="offset points", fontsize=8,
+                            color=colour)
             ax.set_title("%d kB, %s" % (size // 1000, titles[kind]))
             ax.set_xlabel("loss rate (%)")
             ax.set_ylabel("p99 %s time (ms)" %
