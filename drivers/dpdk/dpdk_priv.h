@@ -11,6 +11,7 @@
 
 #include "dpquic/driver.h"
 #include "drivers/dpdk/dpdk_driver.h"
+#include "drivers/dpdk/intr_gate.h"
 #include "drivers/dpdk/neigh.h"
 #include "drivers/dpdk/netproto.h"
 
@@ -20,6 +21,7 @@
 #define DPQ_DPDK_TX_RETRIES	4	/* tx_burst calls before dropping */
 #define DPQ_DPDK_TX_BATCH	64	/* datagrams per device tx_burst */
 #define DPQ_DPDK_CTL_BATCH	32	/* ARP/ND/echo replies per rx burst */
+#define DPQ_DPDK_GATE_WAIT_US	4000	/* tx waits for the gate, then drops */
 
 /* Counters of one queue, written only by the queue's thread. */
 struct dpq_dpdk_qstats {
@@ -32,6 +34,7 @@ struct dpq_dpdk_qstats {
 
 struct dpq_dpdk_queue {
 	struct rte_mempool *pool;
+	struct dpq_gate_slot *gate;	/* net_memif: see intr_gate.h */
 	struct dpq_dpdk_qstats st;
 } __rte_cache_aligned;
 
@@ -40,6 +43,8 @@ struct dpq_dpdk {
 	uint16_t port_id;
 	bool configured;
 	bool started;
+	bool gated;		/* queues go through the interrupt gate */
+	uint64_t gate_wait;	/* TSC cycles tx waits for the gate */
 	int socket_id;
 	uint16_t mtu;
 	uint16_t max_payload;	/* largest UDP payload for the MTU */

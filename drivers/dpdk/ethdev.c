@@ -10,6 +10,9 @@
  * libnuma is not used here: EAL already reports the port's and lcores'
  * sockets, and rte_pktmbuf_pool_create places memory on a socket itself.
  *
+ * net_memif ports are gated (intr_gate.h): their control operations hold
+ * EAL's interrupt thread parked, their bursts run only while it is.
+ *
  * Threading: open, start and close on one (control) thread; stats from any.
  */
 #include <errno.h>
@@ -43,7 +46,11 @@ dpdk_start(struct dpq_driver *d)
 
 	if (dd->started)
 		return 0;
+	if (dd->gated)
+		dpq_gate_hold();
 	rc = rte_eth_dev_start(dd->port_id);
+	if (dd->gated)
+		dpq_gate_release();
 	if (rc != 0) {
 		LOG(ERR, "port %u: start failed: %s", dd->port_id,
 				rte_strerror(-rc));
@@ -182,10 +189,18 @@ release(struct dpq_dpdk *dd, uint16_t nb_pools, bool close_port)
 	uint16_t q;
 	unsigned int n;
 
+	/* memif: not while its control channel runs on the interrupt
+	 * thread (both would tear the link down) */
+	if (dd->gated)
+		dpq_gate_hold();
 	if (dd->started)
 		rte_eth_dev_stop(dd->port_id);
 	if (dd->configured && close_port)
 		rte_eth_dev_close(dd->port_id);
+	if (dd->gated)
+		dpq_gate_release();
+	for (q = 0; q < dd->base.nb_queues; q++)
+		dpq_gate_detach(dd->q[q].gate);
 	/* held packets before their pools go away */
 	n = dpq_neigh_flush_all(&dd->neigh);
 	if (n != 0)
@@ -387,6 +402,32 @@ setup_queues(struct dpq_dpdk *dd, const struct dpq_dpdk_conf *c,
 	return 0;
 }
 
+/* net_memif handles its peer on the interrupt thread, unmapping the rings
+ * under our pollers when the peer goes away: gate its queues (intr_gate.h).
+ * Other drivers change nothing on that thread that a burst reads. */
+static int
+gate_attach(struct dpq_dpdk *dd, const struct rte_eth_dev_info *info)
+{
+	uint16_t q;
+
+	if (info->driver_name == NULL ||
+			strcmp(info->driver_name, "net_memif") != 0)
+		return 0;
+	dd->gated = true;
+	dd->gate_wait = rte_get_tsc_hz() * DPQ_DPDK_GATE_WAIT_US / 1000000;
+	for (q = 0; q < dd->base.nb_queues; q++) {
+		dd->q[q].gate = dpq_gate_attach();
+		if (dd->q[q].gate == NULL) {
+			int err = errno;
+
+			LOG(ERR, "port %u: no interrupt gate: %s",
+					dd->port_id, strerror(err));
+			return -err;
+		}
+	}
+	return 0;
+}
+
 struct dpq_driver *
 dpq_driver_dpdk_open(const struct dpq_dpdk_conf *c)
 {
@@ -397,6 +438,7 @@ dpq_driver_dpdk_open(const struct dpq_dpdk_conf *c)
 	uint8_t prefix_len;
 	int socket, rc;
 	char abuf[64];
+	bool held;
 
 	if (c == NULL) {
 		rte_errno = EINVAL;
@@ -455,7 +497,12 @@ dpq_driver_dpdk_open(const struct dpq_dpdk_conf *c)
 		dpq_np_solicited_node(dd->loc.ip, dd->loc.snm);
 	dpq_neigh_init(&dd->neigh, c->local.family, rte_get_tsc_hz());
 
-	rc = configure_port(dd, c, &info, nq);
+	rc = gate_attach(dd, &info);
+	held = rc == 0 && dd->gated;
+	if (held)
+		dpq_gate_hold();
+	if (rc == 0)
+		rc = configure_port(dd, c, &info, nq);
 	if (rc == 0) {
 		dd->hdr_len = (uint16_t)dpq_np_udp_hdr_len(c->local.family);
 		dd->max_payload = (uint16_t)(dd->mtu - (dd->hdr_len -
@@ -479,6 +526,8 @@ dpq_driver_dpdk_open(const struct dpq_dpdk_conf *c)
 			LOG(ERR, "port %u: promiscuous mode: %s", c->port_id,
 					rte_strerror(-rc));
 	}
+	if (held)
+		dpq_gate_release();
 	if (rc != 0) {
 		release(dd, nb_pools, false);
 		rte_errno = rc < 0 ? -rc : rc;

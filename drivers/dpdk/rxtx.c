@@ -21,6 +21,10 @@
  * lost to neighbour resolution (pending queue full, table full, no answer)
  * count in neigh_drop only, not also in tx_dropped.
  *
+ * On net_memif ports every device call goes through the interrupt gate
+ * (intr_gate.h): rx skips a poll while the gate is closed, tx waits for it
+ * (at most DPQ_DPDK_GATE_WAIT_US, then drops as a full queue would).
+ *
  * Each queue pair is used by one thread; all functions here run on the
  * thread that owns `queue`.
  */
@@ -32,6 +36,18 @@
 
 #include "drivers/dpdk/dpdk_priv.h"
 
+/* What the device takes of n packets in DPQ_DPDK_TX_RETRIES calls. */
+static uint16_t
+device_tx(struct dpq_dpdk *dd, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0;
+	unsigned int tries;
+
+	for (tries = 0; tries < DPQ_DPDK_TX_RETRIES && sent < n; tries++)
+		sent += rte_eth_tx_burst(dd->port_id, q, pkts + sent, n - sent);
+	return sent;
+}
+
 /* Hand a batch to the device with bounded retries; free and count the rest.
  * ctl: ARP/ND/echo traffic (counted apart from datagrams). */
 static void
@@ -41,7 +57,6 @@ flush_tx(struct dpq_dpdk *dd, uint16_t q, struct rte_mbuf **pkts,
 	struct dpq_dpdk_qstats *st = &dd->q[q].st;
 	uint64_t bytes = 0;
 	uint16_t sent = 0, i;
-	unsigned int tries;
 
 	if (n == 0)
 		return;
@@ -49,9 +64,12 @@ flush_tx(struct dpq_dpdk *dd, uint16_t q, struct rte_mbuf **pkts,
 	if (!ctl)
 		for (i = 0; i < n; i++)
 			bytes += pkts[i]->pkt_len - dd->hdr_len;
-	for (tries = 0; tries < DPQ_DPDK_TX_RETRIES && sent < n; tries++)
-		sent += rte_eth_tx_burst(dd->port_id, q, pkts + sent,
-				n - sent);
+	if (!dd->gated) {
+		sent = device_tx(dd, q, pkts, n);
+	} else if (dpq_gate_enter_wait(dd->q[q].gate, dd->gate_wait)) {
+		sent = device_tx(dd, q, pkts, n);
+		dpq_gate_leave(dd->q[q].gate);
+	}
 	for (i = sent; i < n; i++) {
 		if (!ctl)
 			bytes -= pkts[i]->pkt_len - dd->hdr_len;
@@ -266,7 +284,14 @@ dpq_dpdk_rx_burst(struct dpq_driver *d, uint16_t q, struct rte_mbuf **pkts,
 	if (unlikely(q >= d->nb_queues))
 		return 0;
 	st = &dd->q[q].st;
-	nb = rte_eth_rx_burst(dd->port_id, q, pkts, n);
+	if (!dd->gated) {
+		nb = rte_eth_rx_burst(dd->port_id, q, pkts, n);
+	} else if (dpq_gate_enter(dd->q[q].gate)) {
+		nb = rte_eth_rx_burst(dd->port_id, q, pkts, n);
+		dpq_gate_leave(dd->q[q].gate);
+	} else {
+		nb = 0;		/* the interrupt thread works: next poll */
+	}
 	now = rte_rdtsc();
 	neigh_poll(dd, q, now);
 	for (i = 0; i < nb; i++) {

@@ -12,7 +12,10 @@
 # memif, completes a handshake and fetches 1 KB + 1 MB (AES-128-GCM) and
 # 50 MB (CHACHA20-POLY1305) with sha256 equal to sha256sum's; dpquicd's
 # stats count both connections and handshakes, ARP traffic on the port
-# and no drops or errors.
+# and no drops or errors. Then 24 memif peers go away one after another
+# (half exit after a fetch, half are SIGKILLed mid-transfer): dpquicd
+# stays up, serves the next client and exits 0 (DPQ_MEMIF_CHURN=N for
+# more or fewer).
 DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/../interop/netns_lib.sh"
 
@@ -93,6 +96,41 @@ if ctl_stats "$NS" "$TMP/d.sock" "$TMP/stats.json"; then
 	# only reported.
 	echo "port: $(json_get "$S" "s['port']")"
 fi
+# Memif peers that go away, one after another: half fetch 1 MB and exit,
+# half are SIGKILLed in the middle of a 50 MB fetch (dpquicd sending at full
+# rate). The PMD tears the link down on EAL's interrupt thread while the
+# shard polls the port; before the interrupt gate (drivers/dpdk/
+# intr_gate.c) about one disconnect in 40 crashed dpquicd in rx_burst.
+CHURN=${DPQ_MEMIF_CHURN:-24}
+churn_ok=0
+gone=0
+while [ "$gone" -lt "$CHURN" ] && kill -0 "$PD" 2>/dev/null; do
+	gone=$((gone + 1))
+	if [ $((gone % 2)) -eq 1 ]; then
+		dqm "churn$gone" 0 "$SADDR:4433" /f1m &&
+			churn_ok=$((churn_ok + 1))
+	else
+		ip netns exec "$NS" "$DPQUIC_CLIENT" --no-huge --no-shconf \
+			--no-pci -m 256 -l 0 --log-level=error --no-telemetry \
+			"--vdev=net_memif0,role=client,id=0,$MEMIF" -- \
+			--dpdk "$CADDR" --prefix 24 --timeout 20 \
+			"$SADDR:4433" /f50m > "$TMP/kill.out" 2>&1 &
+		sleep "0.$((3 + RANDOM % 6))"
+		kill -KILL $! 2>/dev/null
+		wait $! 2>/dev/null
+	fi
+done
+if kill -0 "$PD" 2>/dev/null; then
+	ok "dpquicd alive after $gone memif peers went away"
+else
+	fail "dpquicd died after memif peer $gone of $CHURN went away"
+fi
+[ "$churn_ok" -eq $(((gone + 1) / 2)) ] ||
+	fail "only $churn_ok of $(((gone + 1) / 2)) churn fetches completed"
+if dqm m_after 0 --sha256 "$SADDR:4433" /f1m; then
+	check_sha m_after /f1m
+fi
+
 bg_stop "$PD"
 [ "$BG_RC" -eq 0 ] || fail "dpquicd exit $BG_RC after SIGTERM"
 no_sanitizer_report "$TMP/d.log" "$TMP"/*.err
@@ -100,5 +138,5 @@ if [ $FAILS -ne 0 ]; then
 	echo "--- dpquicd log"
 	cat "$TMP/d.log"
 fi
-grep -h '^total_bytes' "$TMP"/*.out | sed 's/^/goodput: /'
+grep -h "^total_bytes" "$TMP"/m_*.out | sed 's/^/goodput: /'
 finish
