@@ -101,11 +101,25 @@ fi
 # rate). The PMD tears the link down on EAL's interrupt thread while the
 # shard polls the port; before the interrupt gate (drivers/dpdk/
 # intr_gate.c) about one disconnect in 40 crashed dpquicd in rx_burst.
+# memif_idle: wait (at most 10 s) until dpquicd has closed its control
+# socket to the last peer. A client that connects before that is refused
+# ("Already connected") and DPDK 22.11's memif client never tries again.
+memif_idle() {
+	local i
+	for i in $(seq 1 100); do
+		ip netns exec "$NS" ss -xH 2>/dev/null | grep -qF "$SOCK " ||
+			return 0
+		sleep 0.1
+	done
+	echo "   dpquicd still holds a memif peer after 10 s"
+}
+
 CHURN=${DPQ_MEMIF_CHURN:-24}
 churn_ok=0
 gone=0
 while [ "$gone" -lt "$CHURN" ] && kill -0 "$PD" 2>/dev/null; do
 	gone=$((gone + 1))
+	memif_idle
 	if [ $((gone % 2)) -eq 1 ]; then
 		dqm "churn$gone" 0 "$SADDR:4433" /f1m &&
 			churn_ok=$((churn_ok + 1))
@@ -127,6 +141,7 @@ else
 fi
 [ "$churn_ok" -eq $(((gone + 1) / 2)) ] ||
 	fail "only $churn_ok of $(((gone + 1) / 2)) churn fetches completed"
+memif_idle
 if dqm m_after 0 --sha256 "$SADDR:4433" /f1m; then
 	check_sha m_after /f1m
 fi
