@@ -150,6 +150,7 @@ struct dpq_conf_server {
 	uint64_t max_connections;	/* per shard */
 	uint64_t mem_budget_mib;	/* per shard */
 	uint64_t idle_timeout_ms;
+	uint64_t poll_sleep_us;		/* 0: busy poll */
 };
 
 /* [port]: the DPDK port and the addressing around --addr. */

@@ -120,6 +120,12 @@ static const struct dpq_conf_key server_keys[] = {
 	  .type = DPQ_CONF_UINT, .off = S(idle_timeout_ms), .min = 1,
 	  .max = 3600000, .def = "30000", .arg = "MS",
 	  .help = "max_idle_timeout we announce (RFC 9000 10.1)" },
+	{ .name = "poll-sleep-us", .opt = "poll-sleep-us",
+	  .type = DPQ_CONF_UINT, .off = S(poll_sleep_us), .min = 0,
+	  .max = 10000, .def = "0", .arg = "US",
+	  .help = "a shard with nothing to do sleeps up to US microseconds "
+	  "between polls (0: busy poll; for machines shared with other "
+	  "work)" },
 };
 const struct dpq_conf_section dpq_conf_section_server = {
 	.name = "server", .keys = server_keys, .nkeys = NKEYS(server_keys),

@@ -29,6 +29,7 @@
 
 #include "control/conf/conf.h"
 #include "control/ctl/ctl_socket.h"
+#include "control/dpquicd/poll_sleep.h"
 #include "control/mgmt/mgmt.h"
 #include "control/tls/tls.h"
 #include "dataplane/app/app.h"
@@ -136,6 +137,7 @@ struct dpqd_shard {
 	char why[160];			/* the last request's failure */
 	struct dpqd_qlog_shard *qlog;
 	uint64_t config_version;	/* server config applied (atomic) */
+	struct dpqd_poll_sleep ps;	/* server.poll-sleep-us */
 };
 
 /* The daemon's state; one instance, in main.c. */

@@ -271,9 +271,14 @@ shard_loop(void *arg)
 	__atomic_store_n(&r->tid, (pid_t)syscall(SYS_gettid),
 			__ATOMIC_RELEASE);
 	sigio_block(false);
+	dpqd_poll_sleep_thread_init(&r->ps);
 	while (!lcores_stop) {
-		dpq_shard_poll(r->shard, dpq_shard_now_us());
+		uint64_t now = dpq_shard_now_us();
+		unsigned int work = dpq_shard_poll(r->shard, now);
+
 		dpqd_shardctl_serve(r);
+		dpqd_poll_sleep_do(&r->ps, dpqd_poll_sleep_decide(&r->ps,
+				work, now, dpq_shard_next_event(r->shard)));
 	}
 	return 0;
 }
@@ -312,6 +317,7 @@ setup_shard(struct dpqd *d, unsigned int i, struct rte_ring **handoff,
 	sc.conn.idle_timeout_ms = d->conf.server.idle_timeout_ms;
 	sc.max_conns = (uint32_t)d->conf.server.max_connections;
 	sc.mem_budget = d->conf.server.mem_budget_mib << 20;
+	r->ps.max_us = (uint32_t)d->conf.server.poll_sleep_us;
 	sc.hs.ops = &dpq_hs_ring_ops;
 	sc.hs.hs = r->ring;
 	sc.hs.attach = ring_attach;
@@ -561,14 +567,23 @@ static void
 poll_main(struct dpqd *d, int main_shard)
 {
 	if (main_shard >= 0) {
+		struct dpqd_shard *r = &d->sh[main_shard];
+		uint32_t sleep_us = 0;
 		unsigned int k;
 
-		for (k = 0; k < 64; k++)
-			dpq_shard_poll(d->sh[main_shard].shard,
-					dpq_shard_now_us());
-		dpqd_shardctl_serve(&d->sh[main_shard]);
+		for (k = 0; k < 64 && sleep_us == 0; k++) {
+			uint64_t now = dpq_shard_now_us();
+			unsigned int work = dpq_shard_poll(r->shard, now);
+
+			sleep_us = dpqd_poll_sleep_decide(&r->ps, work, now,
+					dpq_shard_next_event(r->shard));
+		}
+		dpqd_shardctl_serve(r);
 		if (d->ctl != NULL)
 			dpq_ctl_poll(d->ctl, 0);
+		dpqd_qlog_poll(d);
+		dpqd_poll_sleep_do(&r->ps, sleep_us);
+		return;
 	} else if (d->ctl != NULL) {
 		dpq_ctl_poll(d->ctl, 20);
 	} else {
@@ -636,6 +651,11 @@ print_shard_totals(const struct dpqd *d)
 			(unsigned long)st.rx_pkts, (unsigned long)st.rx_bytes,
 			(unsigned long)st.tx_pkts, (unsigned long)st.tx_bytes,
 			(unsigned long)st.handoff_out);
+		if (d->sh[i].ps.max_us != 0)
+			DLOG(INFO, "shard %u: poll-sleep: slept %lu times, "
+				"%.1f s in all\n", i,
+				(unsigned long)d->sh[i].ps.sleeps,
+				(double)d->sh[i].ps.slept_us / 1e6);
 	}
 }
 
@@ -854,6 +874,7 @@ main(int argc, char **argv)
 		main_shard = (int)i;
 		d->sh[i].lcore = rte_lcore_id();
 		d->sh[i].on_main = true;
+		dpqd_poll_sleep_thread_init(&d->sh[i].ps);
 	}
 	d->t_start_us = dpqd_now_us();
 	dpqd_telemetry_live(true);

@@ -46,6 +46,8 @@ expect duration-inf 2 '--duration "inf"' -- "${A[@]}" --duration inf
 expect mem-budget-0 2 '--mem-budget-mib "0": expected an integer 16\.\.1048576' -- "${A[@]}" --mem-budget-mib 0
 expect mem-budget-huge 2 '--mem-budget-mib "2000000": expected an integer 16\.\.1048576' -- "${A[@]}" --mem-budget-mib 2000000
 expect mem-budget-unit 2 '--mem-budget-mib "256M": expected an integer' -- "${A[@]}" --mem-budget-mib 256M
+expect poll-sleep-huge 2 '--poll-sleep-us "10001": expected an integer 0\.\.10000' -- "${A[@]}" --poll-sleep-us 10001
+expect poll-sleep-neg 2 '--poll-sleep-us "-5": expected an integer 0\.\.10000' -- "${A[@]}" --poll-sleep-us -5
 expect port-id 2 '--port-id "-1": expected an integer 0\.\.1023' -- "${A[@]}" --port-id -1
 expect addr 2 '--addr "198.18.0.2": expected IP:PORT' -- --addr 198.18.0.2 --root "$TMP/www"
 expect retry 2 '--retry "rate:0": expected auto, never, always or rate:N' -- "${A[@]}" --retry rate:0
