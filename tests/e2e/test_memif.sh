@@ -13,9 +13,9 @@
 # 50 MB (CHACHA20-POLY1305) with sha256 equal to sha256sum's; dpquicd's
 # stats count both connections and handshakes, ARP traffic on the port
 # and no drops or errors. Then 24 memif peers go away one after another
-# (half exit after a fetch, half are SIGKILLed mid-transfer): dpquicd
-# stays up, serves the next client and exits 0 (DPQ_MEMIF_CHURN=N for
-# more or fewer).
+# (half exit after a fetch, half are SIGKILLed mid-transfer) and 30 pairs
+# of clients are SIGKILLed while connecting: dpquicd stays up, serves the
+# next client and exits 0 (DPQ_MEMIF_CHURN=N, DPQ_MEMIF_FLAPS=N).
 DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/../interop/netns_lib.sh"
 
@@ -141,6 +141,31 @@ else
 fi
 [ "$churn_ok" -eq $(((gone + 1) / 2)) ] ||
 	fail "only $churn_ok of $(((gone + 1) / 2)) churn fetches completed"
+# Flaps: two clients at once, both SIGKILLed 20-300 ms after they start,
+# mostly inside memif's connection handshake (one of them is refused:
+# "Already connected"). Without the gate dpquicd died within 60 of these.
+FLAPS=${DPQ_MEMIF_FLAPS:-30}
+flaps=0
+while [ "$flaps" -lt "$FLAPS" ] && kill -0 "$PD" 2>/dev/null; do
+	flaps=$((flaps + 1))
+	for c in 2 3; do
+		ip netns exec "$NS" "$DPQUIC_CLIENT" --no-huge --no-shconf \
+			--no-pci -m 256 -l $((c - 2)) --log-level=error \
+			--no-telemetry "--vdev=net_memif0,role=client,id=0,$MEMIF" \
+			-- --dpdk "198.18.2.$((c + 1))" --prefix 24 --timeout 5 \
+			"$SADDR:4433" /f1m > /dev/null 2>&1 &
+		[ $c -eq 2 ] && P2=$! || P3=$!
+	done
+	sleep "0.$(printf %03d $((20 + RANDOM % 280)))"
+	kill -KILL "$P2" "$P3" 2>/dev/null
+	wait "$P2" "$P3" 2>/dev/null
+done
+if kill -0 "$PD" 2>/dev/null; then
+	ok "dpquicd alive after $flaps flaps of two memif clients"
+elif [ "$flaps" -gt 0 ]; then
+	fail "dpquicd died at flap $flaps of $FLAPS"
+fi
+
 memif_idle
 if dqm m_after 0 --sha256 "$SADDR:4433" /f1m; then
 	check_sha m_after /f1m
