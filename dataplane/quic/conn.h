@@ -174,9 +174,10 @@ struct dpq_conn_conf {
 	uint32_t version;		/* 0: DPQ_VERSION_1 */
 	uint64_t idle_timeout_ms;	/* max_idle_timeout; 0: 30000 */
 	/* A handshake not complete this long after creation ends the
-	 * connection silently (0: DPQ_CONN_HANDSHAKE_TIMEOUT_MS; at most
-	 * the idle timeout): a half-open connection holds a server's slot
-	 * and TLS state for seconds, not for the idle timeout. */
+	 * connection silently (0: DPQ_CONN_HANDSHAKE_TIMEOUT_MS for a
+	 * server, the idle timeout for a client; at most the idle
+	 * timeout): a half-open connection holds a server's slot and TLS
+	 * state for seconds, not for the idle timeout. */
 	uint64_t handshake_timeout_ms;
 	uint64_t max_data;		/* initial_max_data; 0: 1 MiB */
 	uint64_t max_data_max;		/* auto-tuning cap; 0: 64 MiB */

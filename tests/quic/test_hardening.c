@@ -443,6 +443,19 @@ test_handshake_deadline(void **state)
 	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_CLOSED);
 	lone_free(&l);
 
+	/* A client holds no server's slot: its handshake, still going on
+	 * a lossy path, is not cut at 10 s but at the idle timeout
+	 * (failed before: "handshake timeout" at 10 s). */
+	memset(&l, 0, sizeof(l));
+	lone_init(&l, DPQ_ROLE_CLIENT);
+	dpq_conn_on_timeout(l.c, NOW + DPQ_CONN_HANDSHAKE_TIMEOUT_MS * 1000);
+	assert_int_not_equal(dpq_conn_state(l.c), DPQ_CONN_CLOSED);
+	assert_true(dpq_conn_next_timeout(l.c) >
+			NOW + DPQ_CONN_HANDSHAKE_TIMEOUT_MS * 1000);
+	dpq_conn_on_timeout(l.c, NOW + 30000 * 1000ull);
+	assert_int_equal(dpq_conn_state(l.c), DPQ_CONN_CLOSED);
+	lone_free(&l);
+
 	/* A completed handshake is not affected: quiet for 20 s, less than
 	 * the idle timeout, the connection stays. */
 	pair_init(&p, 0, NULL, 5000, 0, 42);
