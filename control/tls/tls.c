@@ -24,6 +24,7 @@
 /* RFC 9001 §8.2: missing quic_transport_parameters is fatal with 0x016d
  * (missing_extension); §8.1: no common ALPN is no_application_protocol. */
 #define TLS_ALERT_UNEXPECTED_MESSAGE	10
+#define TLS_ALERT_DECODE_ERROR		50
 #define TLS_ALERT_INTERNAL_ERROR	80
 #define TLS_ALERT_MISSING_EXTENSION	109
 #define TLS_ALERT_NO_APP_PROTOCOL	120
@@ -74,6 +75,10 @@ struct dpq_tls {
 	} held[4];
 	unsigned int nheld;
 	uint32_t ticket_lifetime;
+	/* 1-RTT CRYPTO bytes after completion, until they make whole
+	 * post-handshake messages (post_hs_recv). */
+	uint8_t *ph_buf;
+	size_t ph_len, ph_cap;
 };
 
 /* 0-RTT anti-replay: GnuTLS's window and freshness check, and a table of
@@ -1254,8 +1259,82 @@ dpq_tls_free(struct dpq_tls *tls)
 		gnutls_deinit(tls->session);
 	held_drop(tls);
 	free(tls->local_tp);
+	free(tls->ph_buf);
 	explicit_bzero(tls->stek, sizeof(tls->stek));
 	free(tls);
+}
+
+/* A TLS handshake message's length (RFC 8446 §4: type, uint24 length)
+ * beyond which a post-handshake message is refused: a NewSessionTicket
+ * carries a ticket of at most 2^16-1 bytes, a nonce of at most 255 and a
+ * few extensions. */
+#define POST_HS_MAX	(70u << 10)
+
+/*
+ * Post-handshake messages (NewSessionTicket) at the 1-RTT level, given
+ * to GnuTLS one whole message at a time. GnuTLS (3.7) takes such a
+ * message only whole: handed the first part of a ticket it fails with an
+ * internal error (tests/control/test_resume.c test_ticket_in_pieces),
+ * and QUIC delivers CRYPTO bytes as they arrive: a ticket split over two
+ * packets, one lost and sent again, reached dpquic-client in two parts
+ * and it closed the connection with internal_error (fec_daemon, 3% loss,
+ * 1 run in about 50). RFC 9001 §4.1.3: CRYPTO data is a byte stream, so
+ * the receiver reassembles messages, not the sender's packets.
+ */
+static int
+post_hs_recv(struct dpq_tls *tls, const uint8_t *data, size_t len)
+{
+	size_t need, off = 0;
+	int rc;
+
+	if (tls->ph_len + len > tls->ph_cap) {
+		size_t cap = tls->ph_cap ? tls->ph_cap : 512;
+		uint8_t *b;
+
+		while (cap < tls->ph_len + len)
+			cap *= 2;
+		if (cap > POST_HS_MAX + 4)
+			cap = POST_HS_MAX + 4;
+		if (cap < tls->ph_len + len) {
+			tls_fail(tls, QUIC_CRYPTO_ERROR_BASE +
+					TLS_ALERT_DECODE_ERROR);
+			return -EPROTO;
+		}
+		b = realloc(tls->ph_buf, cap);
+		if (b == NULL)
+			return -ENOMEM;
+		tls->ph_buf = b;
+		tls->ph_cap = cap;
+	}
+	memcpy(tls->ph_buf + tls->ph_len, data, len);
+	tls->ph_len += len;
+	while (tls->ph_len - off >= 4) {
+		const uint8_t *m = tls->ph_buf + off;
+
+		need = (size_t)m[1] << 16 | (size_t)m[2] << 8 | m[3];
+		if (need > POST_HS_MAX) {
+			tls_fail(tls, QUIC_CRYPTO_ERROR_BASE +
+					TLS_ALERT_DECODE_ERROR);
+			return -EPROTO;
+		}
+		need += 4;
+		if (tls->ph_len - off < need)
+			break;
+		rc = gnutls_handshake_write(tls->session,
+				GNUTLS_ENCRYPTION_LEVEL_APPLICATION, m, need);
+		if (rc < 0) {
+			int alert = gnutls_error_to_alert(rc, NULL);
+
+			tls_fail(tls, QUIC_CRYPTO_ERROR_BASE + (uint8_t)(
+					alert >= 0 ? alert :
+					TLS_ALERT_INTERNAL_ERROR));
+			return -EPROTO;
+		}
+		off += need;
+	}
+	memmove(tls->ph_buf, tls->ph_buf + off, tls->ph_len - off);
+	tls->ph_len -= off;
+	return tls->failed ? -EPROTO : 0;
 }
 
 int
@@ -1269,9 +1348,9 @@ dpq_tls_recv(struct dpq_tls *tls, enum dpq_tls_level level,
 		return -EINVAL;
 	if (tls->failed)
 		return -EPROTO;
+	if (len > 0 && tls->complete && level == DPQ_TLS_LEVEL_APP)
+		return post_hs_recv(tls, data, len);
 	if (len > 0) {
-		/* After completion this also processes post-handshake
-		 * messages (NewSessionTicket) at the 1-RTT level. */
 		rc = gnutls_handshake_write(tls->session,
 				(gnutls_record_encryption_level_t)level,
 				data, len);
