@@ -187,7 +187,23 @@ write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 	uint8_t *q;
 	size_t n;
 
-	if (b->e == DPQ_EPOCH_0RTT || !dpq_ackr_has_new(a))
+	if (b->e == DPQ_EPOCH_0RTT)
+		return;
+	/* A 1-RTT probe carries the ranges the peer has not seen
+	 * acknowledged even when nothing arrived since our last ACK (RFC
+	 * 9000 §13.2.3: older ranges guard against lost ACK frames). A
+	 * sender stuck on its PTO may be the only one sending: if its one
+	 * ACK of the peer's request was lost, the peer's retransmissions
+	 * back off exponentially while our probes, which do arrive, would
+	 * never say so (a client held its complete answer 30 s, waiting
+	 * for the ACK of its request). Not in the handshake spaces: there
+	 * an unacknowledged ClientHello is what the client's probes resend,
+	 * and a copy of it is the server's cue to resend its flight (RFC
+	 * 9002 §6.2.3); acknowledging it from a PING probe turned the
+	 * client's probes into PINGs and lost handshakes (10 of 3,000
+	 * seeded at 30% loss against 4). */
+	if (!dpq_ackr_has_new(a) &&
+	    !(b->probe && b->sp == DPQ_PN_SPACE_APP))
 		return;
 	n = dpq_ackr_ranges(a, ranges, DPQ_ACKR_MAX_RANGES);
 	if (n == 0)
