@@ -47,6 +47,25 @@ put_ms(struct out *o, const char *key, uint64_t us)
 			(unsigned int)(us % 1000));
 }
 
+/* A JSON string body: ours or the peer's bytes (a CONNECTION_CLOSE
+ * reason), valid JSON whatever they hold; at most max bytes. */
+static void
+put_json_str(struct out *o, const char *t, size_t max)
+{
+	size_t i;
+
+	for (i = 0; t[i] != '\0' && i < max; i++) {
+		unsigned char ch = (unsigned char)t[i];
+
+		if (ch == '"' || ch == '\\')
+			put(o, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			put(o, "\\u%04x", ch);
+		else
+			put(o, "%c", ch);
+	}
+}
+
 int
 dpq_qlog_start(struct dpq_qlog *q, const struct dpq_qlog_conf *conf,
 		char *buf, size_t cap)
@@ -60,16 +79,7 @@ dpq_qlog_start(struct dpq_qlog *q, const struct dpq_qlog_conf *conf,
 	put(&o, "\x1e{\"qlog_version\":\"0.3\",\"qlog_format\":\"JSON-SEQ\","
 			"\"title\":\"");
 	/* The title is ours, but keep the JSON valid whatever it holds. */
-	for (i = 0; t[i] != '\0' && i < 200; i++) {
-		unsigned char ch = (unsigned char)t[i];
-
-		if (ch == '"' || ch == '\\')
-			put(&o, "\\%c", ch);
-		else if (ch < 0x20 || ch >= 0x7f)
-			put(&o, "\\u%04x", ch);
-		else
-			put(&o, "%c", ch);
-	}
+	put_json_str(&o, t, 200);
 	put(&o, "\",\"trace\":{\"vantage_point\":{\"type\":\"%s\"},"
 			"\"common_fields\":{\"protocol_type\":[\"QUIC\"],"
 			"\"time_format\":\"relative\",\"reference_time\":0",
@@ -158,6 +168,60 @@ put_frames(struct out *o, const struct dpq_trace_pkt *p)
 		put(o, "}");
 	}
 	put(o, "]");
+}
+
+static const char *
+drop_trigger(uint8_t t)
+{
+	switch (t) {
+	case DPQ_TRACE_DROP_DECRYPTION_FAILURE:
+		return "decryption_failure";
+	case DPQ_TRACE_DROP_KEY_UNAVAILABLE:
+		return "key_unavailable";
+	case DPQ_TRACE_DROP_DUPLICATE:
+		return "duplicate";
+	case DPQ_TRACE_DROP_INVALID:
+		return "invalid";
+	case DPQ_TRACE_DROP_REJECTED:
+		return "rejected";
+	default:
+		return "general";
+	}
+}
+
+/* connection_closed: qlog's triggers; an abandoned connection (freed by
+ * its owner without a word) has none of them and says so in its own
+ * field. */
+static void
+put_closed(struct out *o, const struct dpq_trace_close *x)
+{
+	static const char *const trig[] = {
+		[DPQ_TRACE_CLOSE_ERROR] = "error",
+		[DPQ_TRACE_CLOSE_CLEAN] = "clean",
+		[DPQ_TRACE_CLOSE_APPLICATION] = "application",
+		[DPQ_TRACE_CLOSE_IDLE_TIMEOUT] = "idle_timeout",
+		[DPQ_TRACE_CLOSE_HANDSHAKE_TIMEOUT] = "handshake_timeout",
+		[DPQ_TRACE_CLOSE_STATELESS_RESET] = "stateless_reset",
+		[DPQ_TRACE_CLOSE_VERSION_MISMATCH] = "version_mismatch",
+	};
+
+	put(o, "\"owner\":\"%s\"", x->remote ? "remote" : "local");
+	if (x->trigger == DPQ_TRACE_CLOSE_ABANDONED)
+		put(o, ",\"dpq_abandoned\":true");
+	else if (x->app)
+		put(o, ",\"application_code\":%llu",
+				(unsigned long long)x->error_code);
+	else
+		put(o, ",\"connection_code\":%llu",
+				(unsigned long long)x->error_code);
+	if (x->trigger < sizeof(trig) / sizeof(trig[0]) &&
+	    trig[x->trigger] != NULL)
+		put(o, ",\"trigger\":\"%s\"", trig[x->trigger]);
+	if (x->reason[0] != '\0') {
+		put(o, ",\"reason\":\"");
+		put_json_str(o, x->reason, sizeof(x->reason) - 1);
+		put(o, "\"");
+	}
 }
 
 static const char *
@@ -268,6 +332,27 @@ dpq_qlog_format(struct dpq_qlog *q, const struct dpq_trace_ev *ev,
 				"\"data\":{\"old\":\"%s\",\"new\":\"%s\"}",
 				dpq_cc_phase_str(ev->u.cc.old_state),
 				dpq_cc_phase_str(ev->u.cc.new_state));
+		break;
+	case DPQ_TRACE_PACKET_DROPPED:
+	case DPQ_TRACE_PACKET_BUFFERED:
+		put(&o, ",\"name\":\"transport:%s\",\"data\":{"
+				"\"header\":{\"packet_type\":\"%s\"",
+				ev->type == DPQ_TRACE_PACKET_DROPPED ?
+				"packet_dropped" : "packet_buffered",
+				packet_type(ev->epoch));
+		if (ev->u.pkt.pn != UINT64_MAX)
+			put(&o, ",\"packet_number\":%llu",
+					(unsigned long long)ev->u.pkt.pn);
+		put(&o, "},\"raw\":{\"length\":%u},\"trigger\":\"%s\"}",
+				ev->u.pkt.len,
+				ev->type == DPQ_TRACE_PACKET_BUFFERED ?
+				"keys_unavailable" : drop_trigger(ev->trigger));
+		break;
+	case DPQ_TRACE_CONN_CLOSED:
+		put(&o, ",\"name\":\"connectivity:connection_closed\","
+				"\"data\":{");
+		put_closed(&o, &ev->u.close);
+		put(&o, "}");
 		break;
 	}
 	put(&o, "}\n");

@@ -45,9 +45,15 @@ dpq_conn_state_str(enum dpq_conn_state s)
 void
 dpq_conn_set_state(struct dpq_conn *c, enum dpq_conn_state to)
 {
-	if (c->state == to || !state_ok[c->state][to])
+	enum dpq_conn_state from = c->state;
+
+	if (from == to || !state_ok[from][to])
 		return;
 	c->state = to;
+	/* One CONN_CLOSED per connection, when it starts to end. */
+	if (from < DPQ_CONN_CLOSING && to >= DPQ_CONN_CLOSING &&
+	    c->trace != NULL)
+		dpq_conn_trace_closed(c, NULL);
 	if (to >= DPQ_CONN_CLOSING && c->app != NULL &&
 	    c->app->on_closed != NULL)
 		c->app->on_closed(c);
@@ -1272,6 +1278,16 @@ const struct dpq_conn_close_info *
 dpq_conn_close_info(const struct dpq_conn *c)
 {
 	return &c->close;
+}
+
+void
+dpq_conn_trace_abandon(struct dpq_conn *c, const char *why, uint64_t now)
+{
+	if (c->trace == NULL || c->state >= DPQ_CONN_CLOSING)
+		return;
+	if (now > c->now)
+		c->now = now;
+	dpq_conn_trace_closed(c, why);
 }
 
 void

@@ -489,10 +489,17 @@ struct dpq_conn_close_info {
 	bool remote;		/* the peer closed */
 	bool idle;		/* idle timeout, no frame */
 	bool handshake_timeout;	/* handshake deadline passed, no frame */
+	bool stateless_reset;	/* the peer's stateless reset (§10.3) */
+	bool version_mismatch;	/* no common version (§6.2) */
 	char reason[128];
 };
 /* Why the connection closes (valid from CLOSING/DRAINING/CLOSED). */
 const struct dpq_conn_close_info *dpq_conn_close_info(const struct dpq_conn *c);
+/* The owner frees a connection that has not started to close (an
+ * evicted half-open connection): its trace, if any, says so and why
+ * (CONN_CLOSED, trigger ABANDONED). Nothing else changes. */
+void dpq_conn_trace_abandon(struct dpq_conn *c, const char *why,
+		uint64_t now);
 
 struct dpq_conn_stats {
 	uint64_t pkts_sent, pkts_recv, pkts_dropped;

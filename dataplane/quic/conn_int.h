@@ -617,6 +617,15 @@ void dpq_conn_trace_received(struct dpq_conn *c, enum dpq_epoch e, uint64_t pn,
 void dpq_conn_trace_lost(struct dpq_conn *c, enum dpq_pn_space sp,
 		const struct dpq_sent_pkt *pkt);
 void dpq_conn_trace_metrics(struct dpq_conn *c);
+/* PACKET_DROPPED or PACKET_BUFFERED of the packet at pkt (its first byte
+ * names its epoch), pn UINT64_MAX if it did not open. */
+void dpq_conn_trace_dropped(struct dpq_conn *c, enum dpq_trace_type type,
+		const uint8_t *pkt, uint32_t len, uint64_t pn,
+		enum dpq_trace_drop_trigger why);
+/* The trigger of a refusal errno from the receive path. */
+enum dpq_trace_drop_trigger dpq_conn_drop_trigger(int err);
+/* CONN_CLOSED from c->close, or ABANDONED with reason why. */
+void dpq_conn_trace_closed(struct dpq_conn *c, const char *abandoned_why);
 
 struct dpq_pp_key *dpq_conn_key_alloc(struct dpq_conn *c);
 void dpq_conn_key_free(struct dpq_conn *c, struct dpq_pp_key **kp);

@@ -439,6 +439,7 @@ on_version_negotiation(struct dpq_conn *c, const struct dpq_pkt_hdr *h)
 	snprintf(c->close.reason, sizeof(c->close.reason),
 			"server supports no common version");
 	c->close.remote = true;
+	c->close.version_mismatch = true;
 	dpq_conn_set_state(c, DPQ_CONN_CLOSED);
 }
 
@@ -778,6 +779,10 @@ rx_process_outer(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 
 	c->in_rx = true;
 	rc = rx_process(c, h, op, dgram_len, ri, now);
+	if (rc != 0 && c->trace != NULL)
+		dpq_conn_trace_dropped(c, DPQ_TRACE_PACKET_DROPPED, op->pkt,
+				op->len, op->status == 0 ? op->pn : UINT64_MAX,
+				dpq_conn_drop_trigger(rc));
 	if (outer) {
 		c->in_rx = false;
 		/* Keys that this packet's CRYPTO data made the handshake
@@ -873,10 +878,15 @@ dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 {
 	if (dpq_conn_is_closing(c) || !dpq_conn_awake(c))
 		return;
+	if (c->trace != NULL)
+		dpq_conn_trace_dropped(c, DPQ_TRACE_PACKET_DROPPED, pkt,
+				(uint32_t)len, UINT64_MAX,
+				DPQ_TRACE_DROP_DECRYPTION_FAILURE);
 	dpq_conn_keys_on_auth_fail(c);
 	if (dpq_conn_is_closing(c) || !is_stateless_reset(c, pkt, len))
 		return;
 	c->close.remote = true;
+	c->close.stateless_reset = true;
 	snprintf(c->close.reason, sizeof(c->close.reason), "stateless reset");
 	dpq_conn_enter_draining(c, now);
 }
@@ -913,11 +923,20 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 		if (c->role == DPQ_ROLE_CLIENT && h->type == DPQ_PKT_HANDSHAKE &&
 		    c->largest_rx_pn[DPQ_PN_SPACE_INITIAL] == DPQ_PN_NONE)
 			dpq_conn_resend_crypto_early(c);
-		return buffer_packet(c, pkt, h->pkt_len, dgram_len,
-				ri) == 0 ?
-			RX_HELD : RX_DROPPED;
+		rc = buffer_packet(c, pkt, h->pkt_len, dgram_len, ri);
+		if (c->trace != NULL)
+			dpq_conn_trace_dropped(c, rc == 0 ?
+				DPQ_TRACE_PACKET_BUFFERED :
+				DPQ_TRACE_PACKET_DROPPED, pkt,
+				(uint32_t)h->pkt_len, UINT64_MAX,
+				DPQ_TRACE_DROP_REJECTED);
+		return rc == 0 ? RX_HELD : RX_DROPPED;
 	}
 	if (rc != 0) {
+		if (c->trace != NULL)
+			dpq_conn_trace_dropped(c, DPQ_TRACE_PACKET_DROPPED,
+				pkt, (uint32_t)(h->pkt_len ? h->pkt_len : left),
+				UINT64_MAX, dpq_conn_drop_trigger(rc));
 		/* Without a parsed header the rest of the datagram is lost
 		 * (§12.2); other refusals skip just this packet. */
 		if (dpq_err_is_codec(rc))
@@ -932,8 +951,14 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 		if (h->type == DPQ_PKT_1RTT) {
 			dpq_conn_rx_failed(c, pkt, left, now);
 			*stop = c->state >= DPQ_CONN_DRAINING;
-		} else if (op.status == -EBADMSG) {
-			dpq_conn_keys_on_auth_fail(c);
+		} else {
+			if (c->trace != NULL)
+				dpq_conn_trace_dropped(c,
+					DPQ_TRACE_PACKET_DROPPED, pkt,
+					(uint32_t)h->pkt_len, UINT64_MAX,
+					dpq_conn_drop_trigger(op.status));
+			if (op.status == -EBADMSG)
+				dpq_conn_keys_on_auth_fail(c);
 		}
 		return RX_DROPPED;
 	}
@@ -1044,6 +1069,12 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
 			 * DCID differs from the first packet's (and stop at
 			 * one that does not parse). */
 			c->b->stats.pkts_dropped++;
+			if (c->trace != NULL)
+				dpq_conn_trace_dropped(c,
+					DPQ_TRACE_PACKET_DROPPED, dgram + off,
+					(uint32_t)(h.pkt_len ? h.pkt_len :
+						len - off), UINT64_MAX,
+					DPQ_TRACE_DROP_INVALID);
 			if (h.pkt_len == 0)
 				break;
 			off += h.pkt_len;

@@ -4,6 +4,7 @@
  * function here runs only when a hook is installed: the call sites test
  * c->trace first, so a connection without one pays a branch per event.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "dataplane/quic/conn_int.h"
@@ -232,4 +233,80 @@ dpq_conn_trace_metrics(struct dpq_conn *c)
 		c->trace_phase = (uint8_t)info.phase;
 		c->trace(c->trace_ctx, &ev);
 	}
+}
+
+void
+dpq_conn_trace_dropped(struct dpq_conn *c, enum dpq_trace_type type,
+		const uint8_t *pkt, uint32_t len, uint64_t pn,
+		enum dpq_trace_drop_trigger why)
+{
+	static const uint8_t long_epoch[4] = { DPQ_EPOCH_INITIAL,
+		DPQ_EPOCH_0RTT, DPQ_EPOCH_HANDSHAKE, DPQ_EPOCH_INITIAL };
+	struct dpq_trace_ev ev;
+
+	ev_init(&ev, c, type);
+	/* RFC 9000 §17.2: the long header's type bits are not protected. */
+	ev.epoch = len == 0 ? DPQ_EPOCH_1RTT : (pkt[0] & 0x80) ?
+		long_epoch[(pkt[0] >> 4) & 3] : DPQ_EPOCH_1RTT;
+	ev.trigger = (uint8_t)why;
+	ev.u.pkt.pn = pn;
+	ev.u.pkt.len = len;
+	c->trace(c->trace_ctx, &ev);
+}
+
+enum dpq_trace_drop_trigger
+dpq_conn_drop_trigger(int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		return DPQ_TRACE_DROP_DECRYPTION_FAILURE;
+	case -ENOKEY:
+		return DPQ_TRACE_DROP_KEY_UNAVAILABLE;
+	case -EALREADY:
+		return DPQ_TRACE_DROP_DUPLICATE;
+	case -EPIPE:		/* closing or draining */
+	case -ENETUNREACH:	/* no path for it */
+	case -ENOBUFS:		/* no room to hold it, over the 0-RTT cap */
+		return DPQ_TRACE_DROP_REJECTED;
+	case -ENOMEM:
+		return DPQ_TRACE_DROP_GENERAL;
+	default:
+		return DPQ_TRACE_DROP_INVALID;
+	}
+}
+
+void
+dpq_conn_trace_closed(struct dpq_conn *c, const char *abandoned_why)
+{
+	const struct dpq_conn_close_info *ci = &c->close;
+	struct dpq_trace_close *x;
+	struct dpq_trace_ev ev;
+	const char *why;
+
+	ev_init(&ev, c, DPQ_TRACE_CONN_CLOSED);
+	x = &ev.u.close;
+	x->error_code = ci->error_code;
+	x->frame_type = ci->frame_type;
+	x->remote = ci->remote;
+	x->app = ci->app;
+	if (abandoned_why != NULL)
+		x->trigger = DPQ_TRACE_CLOSE_ABANDONED;
+	else if (ci->idle)
+		x->trigger = DPQ_TRACE_CLOSE_IDLE_TIMEOUT;
+	else if (ci->handshake_timeout)
+		x->trigger = DPQ_TRACE_CLOSE_HANDSHAKE_TIMEOUT;
+	else if (ci->stateless_reset)
+		x->trigger = DPQ_TRACE_CLOSE_STATELESS_RESET;
+	else if (ci->version_mismatch)
+		x->trigger = DPQ_TRACE_CLOSE_VERSION_MISMATCH;
+	else if (ci->app)
+		x->trigger = DPQ_TRACE_CLOSE_APPLICATION;
+	else
+		x->trigger = ci->error_code == 0 ? DPQ_TRACE_CLOSE_CLEAN :
+			DPQ_TRACE_CLOSE_ERROR;
+	/* Cut to the record's room, NUL kept (ev_init zeroed it); the
+	 * writer escapes it. */
+	why = abandoned_why != NULL ? abandoned_why : ci->reason;
+	memcpy(x->reason, why, strnlen(why, sizeof(x->reason) - 1));
+	c->trace(c->trace_ctx, &ev);
 }

@@ -18,7 +18,15 @@
  *   METRICS          after an ACK frame or a loss event changed recovery
  *                    state: all values every time (the writer leaves out
  *                    the ones that did not change, as qlog asks);
- *   CC_STATE         the congestion controller changed phase.
+ *   CC_STATE         the congestion controller changed phase;
+ *   PACKET_DROPPED   a packet that reached the connection and was not
+ *                    processed (trigger: enum dpq_trace_drop_trigger;
+ *                    pn UINT64_MAX when it did not open);
+ *   PACKET_BUFFERED  a packet held until its keys or the handshake are
+ *                    ready (RFC 9001 §4.1.4, §5.7);
+ *   CONN_CLOSED      the connection starts to end, or its owner frees it
+ *                    while it is alive (an evicted half-open one): every
+ *                    way a connection ends leaves one, silent ones too.
  */
 #ifndef DPQ_QUIC_TRACE_H
 #define DPQ_QUIC_TRACE_H
@@ -31,6 +39,9 @@ enum dpq_trace_type {
 	DPQ_TRACE_PACKET_LOST,
 	DPQ_TRACE_METRICS,
 	DPQ_TRACE_CC_STATE,
+	DPQ_TRACE_PACKET_DROPPED,
+	DPQ_TRACE_PACKET_BUFFERED,
+	DPQ_TRACE_CONN_CLOSED,
 	DPQ_TRACE_TYPE_COUNT,
 };
 
@@ -59,7 +70,31 @@ enum dpq_trace_loss_trigger {
 	DPQ_TRACE_LOST_PTO,
 };
 
-/* PACKET_SENT, PACKET_RECEIVED, PACKET_LOST. */
+/* Why a packet was dropped (qlog packet_dropped trigger). */
+enum dpq_trace_drop_trigger {
+	DPQ_TRACE_DROP_GENERAL = 0,
+	DPQ_TRACE_DROP_DECRYPTION_FAILURE,	/* did not open */
+	DPQ_TRACE_DROP_KEY_UNAVAILABLE,		/* keys discarded or never */
+	DPQ_TRACE_DROP_DUPLICATE,		/* §12.3, or below the floor */
+	DPQ_TRACE_DROP_INVALID,			/* does not parse, breaks a rule */
+	DPQ_TRACE_DROP_REJECTED,		/* closing, unknown path, no
+						 * room to hold it, over a cap */
+};
+
+/* How a connection ends (qlog connection_closed trigger). */
+enum dpq_trace_close_trigger {
+	DPQ_TRACE_CLOSE_ERROR = 0,		/* a transport error code */
+	DPQ_TRACE_CLOSE_CLEAN,			/* NO_ERROR */
+	DPQ_TRACE_CLOSE_APPLICATION,		/* an application code */
+	DPQ_TRACE_CLOSE_IDLE_TIMEOUT,		/* RFC 9000 §10.1, silent */
+	DPQ_TRACE_CLOSE_HANDSHAKE_TIMEOUT,	/* silent */
+	DPQ_TRACE_CLOSE_STATELESS_RESET,	/* §10.3 */
+	DPQ_TRACE_CLOSE_VERSION_MISMATCH,	/* §6.2 */
+	DPQ_TRACE_CLOSE_ABANDONED,		/* freed by its owner, silent */
+};
+
+/* PACKET_SENT, PACKET_RECEIVED, PACKET_LOST, PACKET_DROPPED,
+ * PACKET_BUFFERED. */
 struct dpq_trace_pkt {
 	uint64_t pn;
 	/* First ACK frame: largest acknowledged and first range length
@@ -92,19 +127,31 @@ struct dpq_trace_cc {
 	uint8_t new_state;
 };
 
+/* CONN_CLOSED. */
+struct dpq_trace_close {
+	uint64_t error_code;
+	uint64_t frame_type;
+	uint8_t trigger;	/* enum dpq_trace_close_trigger */
+	uint8_t remote;		/* the peer closed */
+	uint8_t app;		/* error_code is an application code */
+	char reason[29];	/* NUL-terminated, cut */
+};
+
 /* One event: 64 bytes, no pointers. */
 struct dpq_trace_ev {
 	uint64_t time_us;	/* the connection's now */
 	uint8_t type;		/* enum dpq_trace_type */
 	uint8_t epoch;		/* enum dpq_epoch of the packet (packet
 				 * events): Initial, 0-RTT, Handshake, 1-RTT */
-	uint8_t trigger;	/* PACKET_LOST: enum dpq_trace_loss_trigger */
+	uint8_t trigger;	/* PACKET_LOST: enum dpq_trace_loss_trigger,
+				 * PACKET_DROPPED: dpq_trace_drop_trigger */
 	uint8_t flags;		/* DPQ_TRACE_EV_* */
 	uint32_t pto_count;	/* METRICS */
 	union {
 		struct dpq_trace_pkt pkt;
 		struct dpq_trace_metrics m;
 		struct dpq_trace_cc cc;
+		struct dpq_trace_close close;
 		uint8_t raw[48];
 	} u;
 };

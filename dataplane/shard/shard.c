@@ -991,6 +991,8 @@ halfopen_track(struct dpq_shard *s, struct dpq_halfopen *ho,
 	    dpq_halfopen_tracked(ho, victim) && s->slots[victim].c != NULL) {
 		s->stats.conns_evicted++;
 		tx_flush(s);	/* sealed ops may point at its keys */
+		dpq_conn_trace_abandon(s->slots[victim].c,
+				"evicted (half-open cap)", s->now);
 		slot_free(s, victim);
 	}
 	if (dpq_halfopen_add(ho, idx, peer) != 0)
@@ -1102,6 +1104,8 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 			 * Initial must not hold a connection slot (RFC 9000
 			 * §21.6); free it at once. */
 			s->stats.conns_unopened++;
+			dpq_conn_trace_abandon(c, "first datagram not opened",
+					now);
 			slot_release(s, (uint32_t)(uintptr_t)dpq_conn_owner(c),
 					false);
 		} else {

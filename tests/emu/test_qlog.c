@@ -167,6 +167,69 @@ test_metrics_changed_only(void **state)
 	assert_has(buf, "\"new\":\"other\"");
 }
 
+/* packet_dropped / packet_buffered / connection_closed as qlog names them;
+ * a peer's close reason escaped, an unknown pn left out. */
+static void
+test_drop_and_close(void **state)
+{
+	struct dpq_qlog q = { 0 };
+	struct dpq_trace_ev ev;
+	char buf[DPQ_QLOG_EVENT_MAX];
+
+	(void)state;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = DPQ_TRACE_PACKET_DROPPED;
+	ev.epoch = DPQ_EPOCH_1RTT;
+	ev.trigger = DPQ_TRACE_DROP_DECRYPTION_FAILURE;
+	ev.u.pkt.pn = UINT64_MAX;
+	ev.u.pkt.len = 51;
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"name\":\"transport:packet_dropped\"");
+	assert_has(buf, "\"header\":{\"packet_type\":\"1RTT\"},"
+			"\"raw\":{\"length\":51},"
+			"\"trigger\":\"decryption_failure\"");
+	ev.epoch = DPQ_EPOCH_HANDSHAKE;
+	ev.trigger = DPQ_TRACE_DROP_DUPLICATE;
+	ev.u.pkt.pn = 9;
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"packet_type\":\"handshake\",\"packet_number\":9}");
+	assert_has(buf, "\"trigger\":\"duplicate\"");
+	ev.trigger = 200;			/* out of range */
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"trigger\":\"general\"");
+	ev.type = DPQ_TRACE_PACKET_BUFFERED;
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"name\":\"transport:packet_buffered\"");
+	assert_has(buf, "\"trigger\":\"keys_unavailable\"");
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = DPQ_TRACE_CONN_CLOSED;
+	ev.u.close.trigger = DPQ_TRACE_CLOSE_IDLE_TIMEOUT;
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"name\":\"connectivity:connection_closed\","
+			"\"data\":{\"owner\":\"local\",\"connection_code\":0,"
+			"\"trigger\":\"idle_timeout\"}");
+	ev.u.close.trigger = DPQ_TRACE_CLOSE_APPLICATION;
+	ev.u.close.remote = 1;
+	ev.u.close.app = 1;
+	ev.u.close.error_code = 0x42;
+	memcpy(ev.u.close.reason, "a \"b\"\\\n", 8);
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"owner\":\"remote\",\"application_code\":66,"
+			"\"trigger\":\"application\","
+			"\"reason\":\"a \\\"b\\\"\\\\\\u000a\"");
+	/* A reason that fills the record: cut, not read past. */
+	memset(ev.u.close.reason, 'x', sizeof(ev.u.close.reason));
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"reason\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}");
+	memset(&ev.u.close, 0, sizeof(ev.u.close));
+	ev.u.close.trigger = DPQ_TRACE_CLOSE_ABANDONED;
+	memcpy(ev.u.close.reason, "evicted", 7);
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"dpq_abandoned\":true,\"reason\":\"evicted\"");
+	assert_null(strstr(buf, "\"trigger\""));
+}
+
 /* ---- the hook on a real connection ------------------------------------- */
 
 struct count {
@@ -257,6 +320,7 @@ main(void)
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_packets),
 		cmocka_unit_test(test_metrics_changed_only),
+		cmocka_unit_test(test_drop_and_close),
 		cmocka_unit_test(test_hook_in_sim),
 	};
 

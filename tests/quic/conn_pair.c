@@ -274,6 +274,8 @@ make_server(struct pair *p, const uint8_t *d, size_t len,
 		    dpq_hs_direct_attach_opts(p->sctx, p->server, &ho) != 0)
 			abort();
 	}
+	if (p->strace != NULL)
+		dpq_conn_set_trace(p->server, p->strace, p->strace_ctx);
 }
 
 static void

@@ -20,6 +20,7 @@
 #include "dataplane/crypto/crypto.h"
 #include "dataplane/engine/membudget.h"
 #include "dataplane/quic/conn.h"
+#include "dataplane/quic/trace.h"
 
 #define PAIR_QUEUE 4096
 #define PAIR_MTU 1500
@@ -131,6 +132,10 @@ struct pair {
 	uint8_t ticket[4096];
 	size_t ticket_len;
 	bool ticket_early;
+	/* Server trace hook from its first datagram (set before
+	 * pair_start). */
+	dpq_trace_fn *strace;
+	void *strace_ctx;
 };
 
 /* Set up contexts and the client; suite 0 = any; alpn for both. */

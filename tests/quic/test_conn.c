@@ -630,6 +630,151 @@ test_idle_timeout(void **state)
 	pair_free(&p);
 }
 
+/*
+ * Every way a connection ends leaves a CONN_CLOSED record in its trace
+ * (qlog connectivity:connection_closed), silent ones too, and packets
+ * that reach a connection but are not processed leave PACKET_DROPPED or
+ * PACKET_BUFFERED with why: before, a trace just stopped, and whether
+ * the peer's datagrams still arrived could not be told from it.
+ */
+#define TREC_MAX 4096
+
+struct trec {
+	struct dpq_trace_ev ev[TREC_MAX];
+	unsigned int n;
+};
+
+static void
+trec_add(void *ctx, const struct dpq_trace_ev *ev)
+{
+	struct trec *t = ctx;
+
+	if (t->n < TREC_MAX)
+		t->ev[t->n++] = *ev;
+}
+
+static unsigned int
+trec_count(const struct trec *t, enum dpq_trace_type type,
+		const struct dpq_trace_ev **last)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (t->ev[i].type == type) {
+			k++;
+			if (last != NULL)
+				*last = &t->ev[i];
+		}
+	return k;
+}
+
+static void
+test_trace_endings(void **state)
+{
+	static struct trec st, ct;
+	const struct dpq_trace_ev *e = NULL;
+	struct client_state cs;
+	struct pair p;
+	uint8_t d[64];
+
+	(void)state;
+	/* 1. The first request waits for the server's handshake (held,
+	 * RFC 9001 §5.7: PACKET_BUFFERED), then the client closes with an
+	 * application code: each side one CONN_CLOSED, who and why. */
+	memset(&st, 0, sizeof(st));
+	memset(&ct, 0, sizeof(ct));
+	pair_init(&p, 0, NULL, 250, 0, 40);
+	p.server_hs_delay_us = 2000;
+	p.strace = trec_add;
+	p.strace_ctx = &st;
+	setup_echo(&p, &cs, 1, 13);
+	pair_start(&p);
+	dpq_conn_set_trace(p.client, trec_add, &ct);
+	assert_true(pair_run(&p, all_echoed, &cs, 2000000));
+	assert_true(trec_count(&st, DPQ_TRACE_PACKET_BUFFERED, &e) >= 1);
+	assert_int_equal(e->epoch, DPQ_EPOCH_1RTT);
+	assert_int_equal(trec_count(&st, DPQ_TRACE_CONN_CLOSED, NULL), 0);
+	dpq_conn_close(p.client, true, 0x42, "bye");
+	assert_true(pair_run(&p, closed_both, NULL, 5000000));
+	assert_int_equal(trec_count(&ct, DPQ_TRACE_CONN_CLOSED, &e), 1);
+	assert_int_equal(e->u.close.trigger, DPQ_TRACE_CLOSE_APPLICATION);
+	assert_false(e->u.close.remote);
+	assert_int_equal(e->u.close.error_code, 0x42);
+	assert_string_equal(e->u.close.reason, "bye");
+	assert_int_equal(trec_count(&st, DPQ_TRACE_CONN_CLOSED, &e), 1);
+	assert_int_equal(e->u.close.trigger, DPQ_TRACE_CLOSE_APPLICATION);
+	assert_true(e->u.close.remote);
+	assert_true(e->u.close.app);
+	assert_int_equal(e->u.close.error_code, 0x42);
+	pair_free(&p);
+
+	/* 2. Packets that reach the server and are not processed, then an
+	 * idle timeout: silent, yet in the trace. */
+	memset(&st, 0, sizeof(st));
+	memset(&ct, 0, sizeof(ct));
+	pair_init(&p, 0, NULL, 5000, 0, 22);
+	p.cconf.idle_timeout_ms = 2000;
+	p.strace = trec_add;
+	p.strace_ctx = &st;
+	pair_start(&p);
+	dpq_conn_set_trace(p.client, trec_add, &ct);
+	assert_true(pair_run(&p, both_established, NULL, 5000000));
+	pair_run(&p, NULL, NULL, 100000);
+	/* A short-header packet to the server's CID that does not open. */
+	memset(d, 0x5a, sizeof(d));
+	d[0] = 0x41;
+	memcpy(d + 1, dpq_conn_scid(p.server)->bytes, 8);
+	assert_int_equal(pair_inject_to_server(&p, d, sizeof(d), &p.caddr),
+			0);
+	assert_int_equal(trec_count(&st, DPQ_TRACE_PACKET_DROPPED, &e), 1);
+	assert_int_equal(e->trigger, DPQ_TRACE_DROP_DECRYPTION_FAILURE);
+	assert_int_equal(e->epoch, DPQ_EPOCH_1RTT);
+	assert_int_equal(e->u.pkt.pn, UINT64_MAX);
+	/* An Initial after the server dropped its Initial keys. */
+	memset(d, 0, sizeof(d));
+	d[0] = 0xc0;
+	d[4] = 1;				/* version 1 */
+	d[5] = 8;
+	memcpy(d + 6, dpq_conn_scid(p.server)->bytes, 8);
+	d[14] = 0;				/* SCID length */
+	d[15] = 0;				/* token length */
+	d[16] = 0x40;				/* length: 40 */
+	d[17] = 40;
+	assert_int_equal(pair_inject_to_server(&p, d, 18 + 40, &p.caddr),
+			0);
+	assert_int_equal(trec_count(&st, DPQ_TRACE_PACKET_DROPPED, &e), 2);
+	assert_int_equal(e->trigger, DPQ_TRACE_DROP_KEY_UNAVAILABLE);
+	assert_int_equal(e->epoch, DPQ_EPOCH_INITIAL);
+	assert_int_equal(trec_count(&st, DPQ_TRACE_CONN_CLOSED, NULL), 0);
+	assert_true(pair_run(&p, closed_both, NULL, 10000000));
+	assert_int_equal(trec_count(&st, DPQ_TRACE_CONN_CLOSED, &e), 1);
+	assert_int_equal(e->u.close.trigger, DPQ_TRACE_CLOSE_IDLE_TIMEOUT);
+	assert_false(e->u.close.remote);
+	assert_ptr_equal(e, &st.ev[st.n - 1]);	/* the last record */
+	assert_int_equal(trec_count(&ct, DPQ_TRACE_CONN_CLOSED, &e), 1);
+	assert_int_equal(e->u.close.trigger, DPQ_TRACE_CLOSE_IDLE_TIMEOUT);
+	/* An owner freeing it now adds nothing: it has ended. */
+	dpq_conn_trace_abandon(p.server, "evicted (half-open cap)", p.now);
+	assert_int_equal(trec_count(&st, DPQ_TRACE_CONN_CLOSED, NULL), 1);
+	pair_free(&p);
+
+	/* 3. A half-open connection its owner frees (a shard's eviction):
+	 * CONN_CLOSED, trigger ABANDONED, with the owner's reason. */
+	memset(&st, 0, sizeof(st));
+	pair_init(&p, 0, NULL, 5000, 0, 23);
+	p.strace = trec_add;
+	p.strace_ctx = &st;
+	p.s2c.blackhole = true;		/* the handshake never completes */
+	pair_start(&p);
+	while (p.server == NULL)
+		pair_run(&p, NULL, NULL, 1000);
+	dpq_conn_trace_abandon(p.server, "evicted (half-open cap)", p.now);
+	assert_int_equal(trec_count(&st, DPQ_TRACE_CONN_CLOSED, &e), 1);
+	assert_int_equal(e->u.close.trigger, DPQ_TRACE_CLOSE_ABANDONED);
+	assert_string_equal(e->u.close.reason, "evicted (half-open cap)");
+	pair_free(&p);
+}
+
 static void
 test_amplification_limit(void **state)
 {
@@ -971,6 +1116,7 @@ main(void)
 		cmocka_unit_test(test_ecn),
 		cmocka_unit_test(test_first_request_not_lost),
 		cmocka_unit_test(test_probe_carries_ack),
+		cmocka_unit_test(test_trace_endings),
 		cmocka_unit_test(test_close),
 		cmocka_unit_test(test_alpn_mismatch),
 		cmocka_unit_test(test_idle_timeout),
