@@ -37,6 +37,9 @@
  *   dpq-bench-fec [--runs N] [--quick] [--size BYTES] [--cc NAME]
  *                 [--spec LIST] [--burst-time US] [--csv FILE]
  *                 [--runlog FILE] [--qlog PREFIX --qlog-run N]
+ * Under each table: the p99 ratio adapt+pr / off with its 95% interval
+ * (paired bootstrap over the seeds), so a difference within the noise
+ * reads as such. Default 1000 runs per cell (about 8 minutes of CPU).
  * --csv writes one line per cell for bench/fec_plot.py (p99 vs loss);
  * --runlog one line per run (times, probe timeouts, losses, rebuilt,
  * the prior it started from, how a failed run ended: what sets a p99);
@@ -80,7 +83,9 @@ static const struct lossc losses[] = {
 static const uint64_t sizes[] = { 100000, 1000000 };
 #define N_SIZE (sizeof(sizes) / sizeof(sizes[0]))
 
-static unsigned int runs = 200;
+/* 1000: a p99 is then the 10th slowest run, not the 2nd (at 200 runs
+ * one cell's sign flipped between runs of the same code). */
+static unsigned int runs = 1000;
 static unsigned int burst_us = 1000;	/* tburst: mean bad period */
 static FILE *csv;
 static FILE *runlog;
@@ -177,6 +182,63 @@ quantile(double *v, unsigned int n, double q)
 	qsort(v, n, sizeof(*v), cmp_double);
 	r = (size_t)ceil(q * n);
 	return v[r == 0 ? 0 : r - 1];
+}
+
+/*
+ * How sure a p99 comparison is. With 200 runs a p99 is the second slowest
+ * run, and which seeds land there moves with every datagram a mode adds
+ * to the chain (100 kB, bursty 1%: +4% at 200 runs, -15% at 1000); a
+ * paired bootstrap over seeds (the same seed is the same
+ * emulated path for both modes) gives the ratio's 95% interval:
+ * resample the seeds with replacement, take each mode's p99 of the
+ * resample, and read the 2.5% and 97.5% quantiles of the ratios.
+ */
+#define BOOT_N	1000
+
+static uint64_t
+boot_rand(uint64_t *s)
+{
+	/* xorshift64*: reproducible, no libc state */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+/* p99 ratio b/a of two cells' runs (seed order, before anything sorted
+ * them): the point estimate and a 95% interval. A failed run is INFINITY,
+ * so a resample whose a-p99 is a failure gives 0 and whose b-p99 is one
+ * gives inf: the interval says so. */
+static void
+p99_ratio_ci(const double *a, const double *b, unsigned int n, double *est,
+		double *lo, double *hi)
+{
+	double *ra = malloc(n * sizeof(*ra)), *rb = malloc(n * sizeof(*rb));
+	double *r = malloc(BOOT_N * sizeof(*r));
+	uint64_t seed = UINT64_C(0x9e3779b97f4a7c15);
+	unsigned int i, j;
+
+	if (ra == NULL || rb == NULL || r == NULL)
+		exit(1);
+	memcpy(ra, a, n * sizeof(*ra));
+	memcpy(rb, b, n * sizeof(*rb));
+	*est = quantile(rb, n, 0.99) / quantile(ra, n, 0.99);
+	for (i = 0; i < BOOT_N; i++) {
+		for (j = 0; j < n; j++) {
+			unsigned int k = (unsigned int)(boot_rand(&seed) % n);
+
+			ra[j] = a[k];
+			rb[j] = b[k];
+		}
+		r[i] = quantile(rb, n, 0.99) / quantile(ra, n, 0.99);
+		if (isnan(r[i]))	/* both failures: no better, no worse */
+			r[i] = 1;
+	}
+	*lo = quantile(r, BOOT_N, 0.025);
+	*hi = quantile(r, BOOT_N, 0.975);
+	free(ra);
+	free(rb);
+	free(r);
 }
 
 static void
@@ -382,14 +444,23 @@ static void
 print_size(uint64_t bytes)
 {
 	static struct cell cells[N_LOSS][M_COUNT];
+	double ratio[N_LOSS][3];	/* adapt+pr / off p99: est, lo, hi */
 	unsigned int li, m, k;
 	double cpu = 0;
 
+	for (li = 0; li < N_LOSS; li++) {
+		for (m = 0; m < M_COUNT; m++)
+			run_cell(&cells[li][m], bytes, &losses[li],
+					(enum mode)m);
+		/* Before the quantiles below sort the runs. */
+		p99_ratio_ci(cells[li][M_OFF].t, cells[li][M_ADAPT_PRIOR].t,
+				runs, &ratio[li][0], &ratio[li][1],
+				&ratio[li][2]);
+	}
 	for (li = 0; li < N_LOSS; li++)
 		for (m = 0; m < M_COUNT; m++) {
 			struct cell *cl = &cells[li][m];
 
-			run_cell(cl, bytes, &losses[li], (enum mode)m);
 			cpu += cl->cpu;
 			if (csv != NULL)
 				fprintf(csv, "%llu,%s,%g,%s,%u,%u,%.3f,%.3f,"
@@ -444,6 +515,27 @@ print_size(uint64_t bytes)
 			printf(" %17s", v);
 		}
 		printf("\n");
+	}
+	printf("\np99 completion time, adapt+pr / off, with its 95%% "
+			"interval (paired bootstrap over the %u seeds, %u "
+			"resamples): below 1 is FEC faster\n", runs, BOOT_N);
+	for (li = 0; li < N_LOSS; li++) {
+		char lbl[32];
+
+		if (losses[li].p == 0)
+			continue;
+		label(lbl, sizeof(lbl), &losses[li]);
+		if (ratio[li][2] == 0) {	/* off's p99 failed always */
+			printf("%-12s  off's p99 is a failed run in every "
+					"resample: lower\n", lbl);
+			continue;
+		}
+		printf("%-12s %5.2f  [%4.2f, %4.2f]%s\n", lbl, ratio[li][0],
+				ratio[li][1], ratio[li][2],
+				runs < 10 ? "  (too few runs to tell)" :
+				ratio[li][2] < 1 ? "  lower" :
+				ratio[li][1] > 1 ? "  HIGHER" : "  not "
+				"distinguishable at this many runs");
 	}
 	printf("(%.1f s of CPU; !N: N runs failed, counted as slower than "
 			"every run that finished; fail: the quantile is a failed "

@@ -10,6 +10,10 @@ trap 'rm -rf "$dir"' EXIT
 "$bench" --runs 2 --size 100000 --csv "$dir/f.csv" >"$dir/out"
 grep -q '^completion time' "$dir/out"
 grep -q '^rebuilt/lost' "$dir/out"
+# the p99 ratio and its interval for each of the 10 lossy settings; with
+# two runs per cell the bench says it cannot tell
+grep -q '^p99 completion time, adapt+pr / off' "$dir/out"
+test "$(grep -c 'too few runs to tell' "$dir/out")" -eq 10
 # 11 loss settings x 6 modes, plus the header
 test "$(wc -l <"$dir/f.csv")" -eq 67
 grep -q ',tburst,0.02,' "$dir/f.csv"
