@@ -184,24 +184,20 @@ write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 	struct dpq_ackr *a = c->b->pns[b->sp].ackr;
 	struct dpq_ack_range ranges[DPQ_ACKR_MAX_RANGES];
 	uint64_t delay;
-	uint8_t *q;
+	uint8_t *q, *lim;
 	size_t n;
 
 	if (b->e == DPQ_EPOCH_0RTT)
 		return;
 	/* A 1-RTT probe carries the ranges the peer has not seen
 	 * acknowledged even when nothing arrived since our last ACK (RFC
-	 * 9000 §13.2.3: older ranges guard against lost ACK frames). A
-	 * sender stuck on its PTO may be the only one sending: if its one
-	 * ACK of the peer's request was lost, the peer's retransmissions
-	 * back off exponentially while our probes, which do arrive, would
-	 * never say so (a client held its complete answer 30 s, waiting
-	 * for the ACK of its request). Not in the handshake spaces: there
-	 * an unacknowledged ClientHello is what the client's probes resend,
-	 * and a copy of it is the server's cue to resend its flight (RFC
-	 * 9002 §6.2.3); acknowledging it from a PING probe turned the
-	 * client's probes into PINGs and lost handshakes (10 of 3,000
-	 * seeded at 30% loss against 4). */
+	 * 9000 §13.2.3: older ranges guard against lost ACK frames): if
+	 * our one ACK of its request was lost, the peer's retransmissions
+	 * back off while our probes, which arrive, would never say so. Not
+	 * in the handshake spaces: there an unacknowledged ClientHello is
+	 * what the client's probes resend, the server's cue to resend its
+	 * flight (RFC 9002 §6.2.3); acknowledging it from a PING probe
+	 * cost handshakes (docs/recovery.md). */
 	if (!dpq_ackr_has_new(a) &&
 	    !(b->probe && b->sp == DPQ_PN_SPACE_APP))
 		return;
@@ -214,9 +210,12 @@ write_ack(struct dpq_conn *c, struct pkt_build *b, uint64_t now)
 		b->p = dpq_conn_fec_write_recovered(c, b->p, b->end);
 	delay = b->sp == DPQ_PN_SPACE_APP ?
 		dpq_ackr_ack_delay(a, now, OUR_ACK_DELAY_EXPONENT) : 0;
-	/* Drop the oldest ranges until the frame fits. */
+	/* Drop the oldest ranges until the frame fits; a probe keeps a
+	 * byte for the PING that makes it ack-eliciting (RFC 9002 §6.2.4),
+	 * however little room the path's credit left. */
+	lim = b->probe && b->end > b->p ? b->end - 1 : b->end;
 	while (n > 0) {
-		q = dpq_frame_encode_ack(b->p, b->end, ranges, n, delay,
+		q = dpq_frame_encode_ack(b->p, lim, ranges, n, delay,
 				dpq_ackr_ecn(a));
 		if (q != NULL) {
 			b->p = q;

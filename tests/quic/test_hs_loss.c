@@ -106,10 +106,20 @@ test_slow_handshake_not_cut(void **state)
 static void
 test_handshake_30pct(void **state)
 {
-	/* HSN=3000 runs more seeds (by hand: 4 of 3,000 fail, a side
-	 * whose every probe for 30 s is lost). */
-	unsigned int seed, ok = 0, n = getenv("HSN") ?
-		(unsigned int)atoi(getenv("HSN")) : 200;
+	/* HSN=3000 runs more seeds by hand and prints how many complete
+	 * (4 of 3,000 did not: a side whose every probe for 30 s was
+	 * lost), without the all-complete check of the 200 in CI. */
+	const char *hsn = getenv("HSN");
+	unsigned int seed, ok = 0, n = 200;
+	char *end;
+
+	if (hsn != NULL) {
+		unsigned long v = strtoul(hsn, &end, 10);
+
+		if (*end != '\0' || v < 1 || v > 100000)
+			fail_msg("HSN wants 1..100000, not \"%s\"", hsn);
+		n = (unsigned int)v;
+	}
 	uint64_t worst = 0, total = 0;
 
 	(void)state;
@@ -145,6 +155,8 @@ test_handshake_30pct(void **state)
 	print_message("30%% loss each way: %u/%u handshakes completed, "
 			"mean %.2f s, worst %.2f s (virtual time)\n", ok, n,
 			ok ? total / 1e6 / ok : 0, worst / 1e6);
+	if (hsn != NULL)
+		return;
 	assert_int_equal(ok, n);
 	/* Bounded: a handful of doubled PTOs, far from the idle timeout. */
 	assert_true(worst < 20000000);
