@@ -170,23 +170,24 @@ put_frames(struct out *o, const struct dpq_trace_pkt *p)
 	put(o, "]");
 }
 
+/* qlog 0.3's packet_dropped triggers (draft-ietf-quic-qlog-quic-events
+ * -03, the version the header names); NULL: none given. */
 static const char *
 drop_trigger(uint8_t t)
 {
-	switch (t) {
-	case DPQ_TRACE_DROP_DECRYPTION_FAILURE:
-		return "decryption_failure";
-	case DPQ_TRACE_DROP_KEY_UNAVAILABLE:
-		return "key_unavailable";
-	case DPQ_TRACE_DROP_DUPLICATE:
-		return "duplicate";
-	case DPQ_TRACE_DROP_INVALID:
-		return "invalid";
-	case DPQ_TRACE_DROP_REJECTED:
-		return "rejected";
-	default:
-		return "general";
-	}
+	static const char *const name[DPQ_TRACE_DROP_COUNT] = {
+		[DPQ_TRACE_DROP_DECRYPTION_FAILURE] = "payload_decrypt_error",
+		[DPQ_TRACE_DROP_KEY_UNAVAILABLE] = "key_unavailable",
+		[DPQ_TRACE_DROP_DUPLICATE] = "duplicate",
+		[DPQ_TRACE_DROP_HEADER_PARSE] = "header_parse_error",
+		[DPQ_TRACE_DROP_PROTOCOL_VIOLATION] = "protocol_violation",
+		[DPQ_TRACE_DROP_UNEXPECTED] = "unexpected_packet",
+		[DPQ_TRACE_DROP_DOS_PREVENTION] = "dos_prevention",
+		[DPQ_TRACE_DROP_INVALID_INITIAL] = "invalid_initial",
+		[DPQ_TRACE_DROP_UNKNOWN_CID] = "unknown_connection_id",
+	};
+
+	return t < DPQ_TRACE_DROP_COUNT ? name[t] : NULL;
 }
 
 /* connection_closed: qlog's triggers; an abandoned connection (freed by
@@ -206,8 +207,14 @@ put_closed(struct out *o, const struct dpq_trace_close *x)
 	};
 
 	put(o, "\"owner\":\"%s\"", x->remote ? "remote" : "local");
+	/* Silent endings sent and received no code: none written. */
 	if (x->trigger == DPQ_TRACE_CLOSE_ABANDONED)
 		put(o, ",\"dpq_abandoned\":true");
+	else if (x->trigger == DPQ_TRACE_CLOSE_IDLE_TIMEOUT ||
+	    x->trigger == DPQ_TRACE_CLOSE_HANDSHAKE_TIMEOUT ||
+	    x->trigger == DPQ_TRACE_CLOSE_STATELESS_RESET ||
+	    x->trigger == DPQ_TRACE_CLOSE_VERSION_MISMATCH)
+		;
 	else if (x->app)
 		put(o, ",\"application_code\":%llu",
 				(unsigned long long)x->error_code);
@@ -343,10 +350,12 @@ dpq_qlog_format(struct dpq_qlog *q, const struct dpq_trace_ev *ev,
 		if (ev->u.pkt.pn != UINT64_MAX)
 			put(&o, ",\"packet_number\":%llu",
 					(unsigned long long)ev->u.pkt.pn);
-		put(&o, "},\"raw\":{\"length\":%u},\"trigger\":\"%s\"}",
-				ev->u.pkt.len,
-				ev->type == DPQ_TRACE_PACKET_BUFFERED ?
-				"keys_unavailable" : drop_trigger(ev->trigger));
+		put(&o, "},\"raw\":{\"length\":%u}", ev->u.pkt.len);
+		trig = ev->type == DPQ_TRACE_PACKET_BUFFERED ?
+			"keys_unavailable" : drop_trigger(ev->trigger);
+		if (trig != NULL)
+			put(&o, ",\"trigger\":\"%s\"", trig);
+		put(&o, "}");
 		break;
 	case DPQ_TRACE_CONN_CLOSED:
 		put(&o, ",\"name\":\"connectivity:connection_closed\","

@@ -497,7 +497,8 @@ struct dpq_conn_close_info {
 const struct dpq_conn_close_info *dpq_conn_close_info(const struct dpq_conn *c);
 /* The owner frees a connection that has not started to close (an
  * evicted half-open connection): its trace, if any, says so and why
- * (CONN_CLOSED, trigger ABANDONED). Nothing else changes. */
+ * (CONN_CLOSED, trigger ABANDONED); its clock moves to now. No-op for
+ * a connection that has started to close (its record is out). */
 void dpq_conn_trace_abandon(struct dpq_conn *c, const char *why,
 		uint64_t now);
 

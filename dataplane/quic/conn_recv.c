@@ -878,10 +878,16 @@ dpq_conn_rx_failed(struct dpq_conn *c, const uint8_t *pkt, size_t len,
 {
 	if (dpq_conn_is_closing(c) || !dpq_conn_awake(c))
 		return;
+	if (now > c->now)
+		c->now = now;	/* the first call on it in a shard's batch */
 	if (c->trace != NULL)
 		dpq_conn_trace_dropped(c, DPQ_TRACE_PACKET_DROPPED, pkt,
 				(uint32_t)len, UINT64_MAX,
 				DPQ_TRACE_DROP_DECRYPTION_FAILURE);
+	/* A 0-RTT packet: neither a stateless reset nor a 1-RTT key's
+	 * integrity failure (RFC 9001 §6.6). */
+	if (len == 0 || (pkt[0] & 0x80))
+		return;
 	dpq_conn_keys_on_auth_fail(c);
 	if (dpq_conn_is_closing(c) || !is_stateless_reset(c, pkt, len))
 		return;
@@ -929,7 +935,8 @@ recv_one(struct dpq_conn *c, uint8_t *pkt, size_t left, size_t dgram_len,
 				DPQ_TRACE_PACKET_BUFFERED :
 				DPQ_TRACE_PACKET_DROPPED, pkt,
 				(uint32_t)h->pkt_len, UINT64_MAX,
-				DPQ_TRACE_DROP_REJECTED);
+				rc == 0 ? DPQ_TRACE_DROP_GENERAL :
+				DPQ_TRACE_DROP_DOS_PREVENTION);
 		return rc == 0 ? RX_HELD : RX_DROPPED;
 	}
 	if (rc != 0) {
@@ -1074,7 +1081,7 @@ dpq_conn_recv(struct dpq_conn *c, uint8_t *dgram, size_t len,
 					DPQ_TRACE_PACKET_DROPPED, dgram + off,
 					(uint32_t)(h.pkt_len ? h.pkt_len :
 						len - off), UINT64_MAX,
-					DPQ_TRACE_DROP_INVALID);
+					DPQ_TRACE_DROP_UNKNOWN_CID);
 			if (h.pkt_len == 0)
 				break;
 			off += h.pkt_len;

@@ -257,6 +257,8 @@ dpq_conn_trace_dropped(struct dpq_conn *c, enum dpq_trace_type type,
 enum dpq_trace_drop_trigger
 dpq_conn_drop_trigger(int err)
 {
+	if (dpq_err_is_codec(err))
+		return DPQ_TRACE_DROP_HEADER_PARSE;
 	switch (err) {
 	case -EBADMSG:
 		return DPQ_TRACE_DROP_DECRYPTION_FAILURE;
@@ -266,12 +268,15 @@ dpq_conn_drop_trigger(int err)
 		return DPQ_TRACE_DROP_DUPLICATE;
 	case -EPIPE:		/* closing or draining */
 	case -ENETUNREACH:	/* no path for it */
+		return DPQ_TRACE_DROP_UNEXPECTED;
 	case -ENOBUFS:		/* no room to hold it, over the 0-RTT cap */
-		return DPQ_TRACE_DROP_REJECTED;
+		return DPQ_TRACE_DROP_DOS_PREVENTION;
+	case -EMSGSIZE:
+		return DPQ_TRACE_DROP_INVALID_INITIAL;
 	case -ENOMEM:
 		return DPQ_TRACE_DROP_GENERAL;
 	default:
-		return DPQ_TRACE_DROP_INVALID;
+		return DPQ_TRACE_DROP_PROTOCOL_VIOLATION;
 	}
 }
 

@@ -70,15 +70,26 @@ enum dpq_trace_loss_trigger {
 	DPQ_TRACE_LOST_PTO,
 };
 
-/* Why a packet was dropped (qlog packet_dropped trigger). */
+/* Why a packet was dropped: qlog 0.3's packet_dropped triggers
+ * (draft-ietf-quic-qlog-quic-events-03), in brackets. */
 enum dpq_trace_drop_trigger {
-	DPQ_TRACE_DROP_GENERAL = 0,
-	DPQ_TRACE_DROP_DECRYPTION_FAILURE,	/* did not open */
-	DPQ_TRACE_DROP_KEY_UNAVAILABLE,		/* keys discarded or never */
-	DPQ_TRACE_DROP_DUPLICATE,		/* §12.3, or below the floor */
-	DPQ_TRACE_DROP_INVALID,			/* does not parse, breaks a rule */
-	DPQ_TRACE_DROP_REJECTED,		/* closing, unknown path, no
-						 * room to hold it, over a cap */
+	DPQ_TRACE_DROP_GENERAL = 0,		/* (none given) */
+	DPQ_TRACE_DROP_DECRYPTION_FAILURE,	/* [payload_decrypt_error] */
+	DPQ_TRACE_DROP_KEY_UNAVAILABLE,		/* keys discarded or never
+						 * [key_unavailable] */
+	DPQ_TRACE_DROP_DUPLICATE,		/* §12.3, or below the floor
+						 * [duplicate] */
+	DPQ_TRACE_DROP_HEADER_PARSE,		/* [header_parse_error] */
+	DPQ_TRACE_DROP_PROTOCOL_VIOLATION,	/* [protocol_violation] */
+	DPQ_TRACE_DROP_UNEXPECTED,		/* closing or draining, no path
+						 * for it [unexpected_packet] */
+	DPQ_TRACE_DROP_DOS_PREVENTION,		/* no room to hold it, over the
+						 * 0-RTT cap [dos_prevention] */
+	DPQ_TRACE_DROP_INVALID_INITIAL,		/* in a datagram under 1200
+						 * bytes, §14.1 [invalid_initial] */
+	DPQ_TRACE_DROP_UNKNOWN_CID,		/* coalesced with another DCID,
+						 * §12.2 [unknown_connection_id] */
+	DPQ_TRACE_DROP_COUNT,
 };
 
 /* How a connection ends (qlog connection_closed trigger). */
@@ -137,7 +148,9 @@ struct dpq_trace_close {
 	char reason[29];	/* NUL-terminated, cut */
 };
 
-/* One event: 64 bytes, no pointers. */
+/* One event: 64 bytes, no pointers. time_us is the connection's clock:
+ * for a close the application starts between two events, the time of
+ * the last one. */
 struct dpq_trace_ev {
 	uint64_t time_us;	/* the connection's now */
 	uint8_t type;		/* enum dpq_trace_type */

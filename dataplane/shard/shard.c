@@ -390,13 +390,16 @@ cid_del_at(struct dpq_shard *s, int32_t pos)
 }
 
 /* Free a slot; opened: the connection counted as created (and so now as
- * closed), not one refused at its first datagram. */
+ * closed), not one refused at its first datagram. why: what its trace
+ * says if it had not started to close (eviction, refusal, shutdown). */
 static void
-slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
+slot_release(struct dpq_shard *s, uint32_t idx, bool opened, const char *why)
 {
 	struct conn_slot *sl = &s->slots[idx];
 	struct dpq_conn_stats cs;
 	unsigned int k;
+
+	dpq_conn_trace_abandon(sl->c, why, s->now);
 
 	if (opened) {
 		struct dpq_conn_stats cs;
@@ -435,9 +438,9 @@ slot_release(struct dpq_shard *s, uint32_t idx, bool opened)
 }
 
 static void
-slot_free(struct dpq_shard *s, uint32_t idx)
+slot_free(struct dpq_shard *s, uint32_t idx, const char *why)
 {
-	slot_release(s, idx, true);
+	slot_release(s, idx, true, why);
 }
 
 void
@@ -446,7 +449,7 @@ dpq_shard_destroy(struct dpq_shard *s)
 	if (s == NULL)
 		return;
 	while (s->nlive > 0)
-		slot_free(s, s->live[s->nlive - 1]);
+		slot_free(s, s->live[s->nlive - 1], "shard stopped");
 	if (s->ntx > 0)
 		rte_pktmbuf_free_bulk(s->tx, s->ntx);
 	if (s->nspare > 0)
@@ -652,7 +655,7 @@ conn_new(struct dpq_shard *s, struct dpq_conn_init *in)
 	if (slot_add_cid(s, idx, &in->scid) != 0 ||
 	    s->conf.hs.attach(s->conf.hs.arg, c,
 			dpq_shard_conn_handle(s, c)) != 0) {
-		slot_release(s, idx, false);
+		slot_release(s, idx, false, "refused: no CID or TLS");
 		s->stats.conns_refused++;
 		return NULL;
 	}
@@ -991,9 +994,7 @@ halfopen_track(struct dpq_shard *s, struct dpq_halfopen *ho,
 	    dpq_halfopen_tracked(ho, victim) && s->slots[victim].c != NULL) {
 		s->stats.conns_evicted++;
 		tx_flush(s);	/* sealed ops may point at its keys */
-		dpq_conn_trace_abandon(s->slots[victim].c,
-				"evicted (half-open cap)", s->now);
-		slot_free(s, victim);
+		slot_free(s, victim, "evicted (half-open cap)");
 	}
 	if (dpq_halfopen_add(ho, idx, peer) != 0)
 		s->stats.halfopen_untracked++;
@@ -1104,10 +1105,8 @@ rx_unknown(struct dpq_shard *s, struct rte_mbuf *m, const uint8_t *cid,
 			 * Initial must not hold a connection slot (RFC 9000
 			 * §21.6); free it at once. */
 			s->stats.conns_unopened++;
-			dpq_conn_trace_abandon(c, "first datagram not opened",
-					now);
 			slot_release(s, (uint32_t)(uintptr_t)dpq_conn_owner(c),
-					false);
+					false, "first datagram not opened");
 		} else {
 			s->stats.conns_created++;
 			halfopen_track(s, ho, c, verdict, victim,
@@ -1166,9 +1165,8 @@ rx_batch_run(struct dpq_shard *s, struct rx_batch *b, uint64_t now)
 		if (b->ops[i].status != 0) {
 			/* A 1-RTT packet that fails may be a stateless reset
 			 * (RFC 9000 §10.3.1); a 0-RTT one is just dropped. */
-			if (b->hdr[i].type == DPQ_PKT_1RTT)
-				dpq_conn_rx_failed(sl->c, b->ops[i].pkt,
-						m->data_len, now);
+			dpq_conn_rx_failed(sl->c, b->ops[i].pkt,
+					m->data_len, now);
 		} else {
 			/* The connection decides what a new source address
 			 * means (RFC 9000 §9.3: validate it first). */
@@ -1278,7 +1276,7 @@ conn_touch(struct dpq_shard *s, uint32_t idx, uint64_t now)
 	if (dpq_conn_state(sl->c) == DPQ_CONN_CLOSED) {
 		/* Seal what is queued first: it may use its keys. */
 		tx_flush(s);
-		slot_free(s, idx);
+		slot_free(s, idx, "closed");
 		return n;
 	}
 	if (more)

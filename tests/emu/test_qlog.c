@@ -187,16 +187,19 @@ test_drop_and_close(void **state)
 	assert_has(buf, "\"name\":\"transport:packet_dropped\"");
 	assert_has(buf, "\"header\":{\"packet_type\":\"1RTT\"},"
 			"\"raw\":{\"length\":51},"
-			"\"trigger\":\"decryption_failure\"");
+			"\"trigger\":\"payload_decrypt_error\"");
 	ev.epoch = DPQ_EPOCH_HANDSHAKE;
 	ev.trigger = DPQ_TRACE_DROP_DUPLICATE;
 	ev.u.pkt.pn = 9;
 	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
 	assert_has(buf, "\"packet_type\":\"handshake\",\"packet_number\":9}");
 	assert_has(buf, "\"trigger\":\"duplicate\"");
-	ev.trigger = 200;			/* out of range */
+	ev.trigger = DPQ_TRACE_DROP_INVALID_INITIAL;
 	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
-	assert_has(buf, "\"trigger\":\"general\"");
+	assert_has(buf, "\"trigger\":\"invalid_initial\"");
+	ev.trigger = 200;			/* out of range: none */
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_null(strstr(buf, "trigger"));
 	ev.type = DPQ_TRACE_PACKET_BUFFERED;
 	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
 	assert_has(buf, "\"name\":\"transport:packet_buffered\"");
@@ -207,8 +210,12 @@ test_drop_and_close(void **state)
 	ev.u.close.trigger = DPQ_TRACE_CLOSE_IDLE_TIMEOUT;
 	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
 	assert_has(buf, "\"name\":\"connectivity:connection_closed\","
-			"\"data\":{\"owner\":\"local\",\"connection_code\":0,"
-			"\"trigger\":\"idle_timeout\"}");
+			"\"data\":{\"owner\":\"local\","
+			"\"trigger\":\"idle_timeout\"}");	/* no code: silent */
+	ev.u.close.trigger = DPQ_TRACE_CLOSE_ERROR;
+	ev.u.close.error_code = 0xa;
+	assert_true(dpq_qlog_format(&q, &ev, buf, sizeof(buf)) > 0);
+	assert_has(buf, "\"connection_code\":10,\"trigger\":\"error\"");
 	ev.u.close.trigger = DPQ_TRACE_CLOSE_APPLICATION;
 	ev.u.close.remote = 1;
 	ev.u.close.app = 1;

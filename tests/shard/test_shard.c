@@ -22,6 +22,7 @@
 
 #include "dataplane/server/listener.h"
 #include "dataplane/shard/shard.h"
+#include "dataplane/quic/trace.h"
 #include "dataplane/shard/shard_log.h"
 #include "tests/lib/hs_null.h"
 #include "tests/lib/memdrv.h"
@@ -56,6 +57,33 @@ static bool default_bounds;
 /* Server shard's memory budget (0: default). */
 static uint64_t srv_mem_budget;
 static struct rte_mempool *pool;
+/* Trace every server connection from its first datagram (as dpquicd's
+ * qlog sample does) and count how the ones freed alive were told. */
+static bool srv_traced;
+static unsigned int traced_evicted, traced_stopped, traced_closed;
+
+static void
+srv_trace(void *ctx, const struct dpq_trace_ev *ev)
+{
+	(void)ctx;
+	if (ev->type != DPQ_TRACE_CONN_CLOSED)
+		return;
+	traced_closed++;
+	if (ev->u.close.trigger != DPQ_TRACE_CLOSE_ABANDONED)
+		return;
+	if (strcmp(ev->u.close.reason, "evicted (half-open cap)") == 0)
+		traced_evicted++;
+	else if (strcmp(ev->u.close.reason, "shard stopped") == 0)
+		traced_stopped++;
+}
+
+static void *
+srv_conn_ctx(void *arg, struct dpq_conn *c)
+{
+	(void)arg;
+	dpq_conn_set_trace(c, srv_trace, NULL);
+	return NULL;
+}
 
 /* ---- applications ------------------------------------------------------- */
 
@@ -166,7 +194,9 @@ net_init(struct net *n, uint64_t idle_ms)
 	sc.max_conns = srv_max_conns;
 	sc.mem_budget = srv_mem_budget;
 	sc.app.ops = &srv_app;
+	sc.app.conn_ctx = srv_traced ? srv_conn_ctx : NULL;
 	assert_int_equal(dpq_shard_create(&sc, &n->srv), 0);
+	sc.app.conn_ctx = NULL;
 	dpq_listener_cfg_default(&lc);
 	/* One client address opens up to hundreds of handshakes at once:
 	 * what the half-open bounds (issue 7) treat as a flood. */
@@ -635,10 +665,13 @@ test_halfopen_table(void **state)
 	rte_log_set_level(dpq_logtype_peer, RTE_LOG_WARNING);
 	srv_max_conns = HO_ATTACK;
 	default_bounds = true;
+	srv_traced = true;
+	traced_evicted = traced_stopped = traced_closed = 0;
 	memset(&ho, 0, sizeof(ho));
 	net_init(&n, 30000);
 	srv_max_conns = 0;
 	default_bounds = false;
+	srv_traced = false;
 	memdrv_set_filter(n.cd, ho_c2s, NULL);
 	memdrv_set_filter(n.sd, ho_s2c, NULL);
 	for (unsigned int i = 0; i < HO_ATTACK; i++) {
@@ -655,7 +688,16 @@ test_halfopen_table(void **state)
 	assert_true(run(&n, one_established, 1000000));
 	assert_true(stats(n.srv).conns_evicted >= 1);
 	assert_true(stats(n.srv).halfopen <= HO_ATTACK);
-	net_free(&n);
+	/* Each evicted connection's trace says so (qlog: connection_closed,
+	 * abandoned), and each one the shard frees at its end too. */
+	assert_int_equal(traced_evicted, stats(n.srv).conns_evicted);
+	assert_int_equal(traced_stopped, 0);
+	{
+		uint64_t live = stats(n.srv).conns_active;
+
+		net_free(&n);
+		assert_int_equal(traced_stopped, live);
+	}
 	rte_openlog_stream(NULL);
 	rte_log_set_global_level(global);
 	fclose(log);
