@@ -238,7 +238,9 @@ no_sanitizer_report() {
 # dpquicd's MAC in the kernel's neighbour table (permanent).
 # DPQD_SHCONF replaces the default --no-shconf (e.g. "--file-prefix=NAME"
 # for DPDK's tools, which need the shared runtime directory), DPQD_MEM the
-# default "--no-huge -m 512" (dpdk-dumpcap needs hugepages).
+# default "--no-huge -m 512" (dpdk-dumpcap needs hugepages); DPQD_EXTRA
+# adds dpquicd options to every start (by hand, to trace a run:
+# DPQD_EXTRA="--qlog-dir /tmp/q --qlog-sample 1 --log-level debug").
 start_dpquicd_tap() {
 	local var=$1 ns=$2 ifc=$3 daddr=$4 kaddr=$5 plen=$6 log=$7 lcores=$8
 	local i pid mac
@@ -247,7 +249,8 @@ start_dpquicd_tap() {
 	bg_start pid "$log" ip netns exec "$ns" "$DPQUICD" ${DPQD_MEM:---no-huge -m 512} \
 		${DPQD_SHCONF:---no-shconf} --no-pci -l "$lcores" --log-level='lib.*:error' \
 		"--vdev=net_tap0,iface=$ifc" -- "$@" \
-		${DPQD_POLL_SLEEP_US:+--poll-sleep-us "$DPQD_POLL_SLEEP_US"}
+		${DPQD_POLL_SLEEP_US:+--poll-sleep-us "$DPQD_POLL_SLEEP_US"} \
+		${DPQD_EXTRA:-}
 	eval "$var=$pid"
 	for i in $(seq 1 300); do
 		ip netns exec "$ns" ip link show "$ifc" >/dev/null 2>&1 && break
