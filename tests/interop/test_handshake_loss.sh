@@ -123,9 +123,15 @@ for i in $(seq 1 "$N"); do
 		note_wall
 	fi
 done
-[ "$ok_b" -eq "$N" ] &&
-	ok "B: ngtcp2 client -> dpquicd, $LOSS% loss each way: $ok_b/$N fetches complete, worst ${WORST}s" ||
+if [ "$ok_b" -eq "$N" ]; then
+	ok "B: ngtcp2 client -> dpquicd, $LOSS% loss each way: $ok_b/$N fetches complete, worst ${WORST}s"
+else
 	fail "B: only $ok_b/$N fetches completed through $LOSS% loss"
+	# How dpquicd's connections ended (closes by reason, evictions,
+	# refusals): what tells a server-side stall from a lost client.
+	CTL=${DPQUIC_CTL:-$(dirname "$DPQUICD")/control/ctl/dpquic-ctl}
+	[ -x "$CTL" ] && "$CTL" -s "$TMP/d.sock" stats 2>&1 | sed 's/^/   stats: /'
+fi
 counts=$(ip netns exec "$NS" nft list table netdev hsloss |
 	awk '/counter/ { for (i = 1; i <= NF; i++) if ($i == "packets") s += $(i + 1) } END { print s + 0 }')
 [ "$counts" -gt 0 ] && ok "B: nftables dropped $counts datagrams" ||

@@ -110,17 +110,21 @@ stop_ngserver S1
 at_least "$TMP/S1.log" '.*key updates started 0 keys derived ([0-9]+)\).*' 3 \
 	"ngtcp2 server followed (key generations derived)"
 
-# The ngtcp2 server starts them; dpquic-client follows.
+# The ngtcp2 server starts them; dpquic-client follows. ngtcp2 starts
+# one only 3 PTOs (about 80 ms here, max_ack_delay included) after the
+# previous one was confirmed, so how many fit depends on how fast the
+# transfer runs: 50 MB at 3.4 Gbit/s (121 ms, CI) left room for two.
+# 150 MB, and at least two followed: more than one is what is tested.
 start_ngserver S2 --key-update 300
-if dqc c_follows "$A4:$PORT" /f50m; then
-	check_sha c_follows /f50m
+if dqc c_follows "$A4:$PORT" "${F150[@]}"; then
+	check_sha c_follows "${F150[@]}"
 	expect_line c_follows '^key_updates 0 by_peer [0-9]+$'
-	at_least c_follows '^key_updates 0 by_peer ([0-9]+)$' 3 \
+	at_least c_follows '^key_updates 0 by_peer ([0-9]+)$' 2 \
 		"dpquic-client followed the server's key updates"
 fi
 sleep 0.3
 stop_ngserver S2
-at_least "$TMP/S2.log" '.*key updates started ([0-9]+) keys.*' 3 \
+at_least "$TMP/S2.log" '.*key updates started ([0-9]+) keys.*' 2 \
 	"ngtcp2 server started key updates"
 for n in S1 S2; do
 	if grep -qE 'error [^0]|error 0x[1-9]|failed' "$TMP/$n.log"; then
