@@ -131,6 +131,9 @@ else
 	# refusals): what tells a server-side stall from a lost client.
 	CTL=${DPQUIC_CTL:-$(dirname "$DPQUICD")/control/ctl/dpquic-ctl}
 	[ -x "$CTL" ] && "$CTL" -s "$TMP/d.sock" stats 2>&1 | sed 's/^/   stats: /'
+	# HSLOSS_KEEP=FILE keeps dpquicd's log (by hand, with DPQD_EXTRA
+	# raising its level).
+	[ -n "${HSLOSS_KEEP:-}" ] && cp "$TMP/d.log" "$HSLOSS_KEEP"
 fi
 counts=$(ip netns exec "$NS" nft list table netdev hsloss |
 	awk '/counter/ { for (i = 1; i <= NF; i++) if ($i == "packets") s += $(i + 1) } END { print s + 0 }')
