@@ -68,11 +68,17 @@ dpq_shard_log_conn(unsigned int shard, uint64_t handle, const char *peer,
 		break;
 	case DPQ_SHARD_EV_CLOSE:
 		dpq_conn_get_stats(c, &st);
+		/* What arrived and what of it was used: a connection whose
+		 * peer's packets reach it but are dropped or held reads
+		 * differently from one whose peer's packets never come. */
 		rte_log(RTE_LOG_DEBUG, dpq_logtype_conn, "conn %" PRIx64
 			" %s: closed %s; %" PRIu64 " bytes sent, %" PRIu64
-			" received, %" PRIu64 " packets lost\n", handle, peer,
+			" received, %" PRIu64 " packets lost; packets received"
+			" %" PRIu64 ", dropped %" PRIu64 ", failed to open %"
+			PRIu64 "\n", handle, peer,
 			close_why(dpq_conn_close_info(c), why, sizeof(why)),
-			st.bytes_sent, st.bytes_recv, st.pkts_lost);
+			st.bytes_sent, st.bytes_recv, st.pkts_lost,
+			st.pkts_recv, st.pkts_dropped, st.auth_failures);
 		break;
 	}
 }
