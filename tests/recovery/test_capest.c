@@ -39,6 +39,17 @@ struct path {
  * (NULL: 2 * TAU * i). Then one paced datagram and its ACK end the
  * train. p->now moves on by an RTT.
  */
+/* n datagrams at once at sent, then a paced one 1 ms later. */
+static void
+send_train(struct dpq_capest *e, unsigned int n, uint64_t sent)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dpq_capest_on_sent(e, PKT, sent);
+	dpq_capest_on_sent(e, PKT, sent + 1000);
+}
+
 static void
 train(struct dpq_capest *e, struct path *p, unsigned int n,
 		const uint64_t *gap)
@@ -46,10 +57,8 @@ train(struct dpq_capest *e, struct path *p, unsigned int n,
 	uint64_t sent = p->now, t0 = sent + RTT;
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		dpq_capest_on_sent(e, PKT, sent);
-	/* A paced datagram 1 ms later, acked on its own after them. */
-	dpq_capest_on_sent(e, PKT, sent + 1000);
+	/* The paced datagram is acked on its own after the train. */
+	send_train(e, n, sent);
 	for (i = 0; i < n / 2; i++) {
 		p->delivered += 2 * PKT;
 		dpq_capest_on_ack(e, t0 + (gap != NULL ? gap[i] : 2 * TAU * i),
@@ -151,9 +160,7 @@ test_reordered_or_lossy_trains_rejected(void **state)
 	for (k = 0; k < DPQ_CAPEST_SAMPLES; k++) {
 		sent = p.now;
 		t0 = sent + RTT;
-		for (i = 0; i < DPQ_CAPEST_TRAIN_PKTS; i++)
-			dpq_capest_on_sent(&e, PKT, sent);
-		dpq_capest_on_sent(&e, PKT, sent + 1000);
+		send_train(&e, DPQ_CAPEST_TRAIN_PKTS, sent);
 		/* Two ACKs of the train, then one of the later datagram
 		 * overtakes the rest (reordering): the train's two
 		 * remaining ACKs come after it. */
@@ -180,9 +187,7 @@ test_reordered_or_lossy_trains_rejected(void **state)
 	for (k = 0; k < DPQ_CAPEST_SAMPLES; k++) {
 		sent = p.now;
 		t0 = sent + RTT;
-		for (i = 0; i < DPQ_CAPEST_TRAIN_PKTS; i++)
-			dpq_capest_on_sent(&e, PKT, sent);
-		dpq_capest_on_sent(&e, PKT, sent + 1000);
+		send_train(&e, DPQ_CAPEST_TRAIN_PKTS, sent);
 		for (i = 0; i < 4; i++) {
 			if (i == 2)
 				p.lost += PKT;
