@@ -897,15 +897,19 @@ dpq_conn_on_peer_activity(struct dpq_conn *c, uint64_t now)
  * so the handshake moves, only slowly (its flights cross a lossy path:
  * at 30% loss each way 5 of 3,000 seeded handshakes took over 10 s).
  * The deadline is for half-open connections, whose peer never gets that
- * far: push it back a whole deadline, but never past the idle timeout
- * after creation (what a live peer could hold a slot for anyway). */
+ * far: this one gets the idle timeout from its creation, what a live
+ * peer could hold a slot for anyway. Not a deadline from this packet:
+ * the peer's probes back off (RFC 9002 §6.2.1), and after a few lost
+ * ones their gaps pass 10 s (in memory at 30% loss, seed 11318: a
+ * client sent its Finished at 8.0 s and again at 11.9, 19.5 and 34.9 s;
+ * the server, whose last packet from it came at 4.8 s, closed at 14.8 s
+ * when the deadline was 10 s from the last Handshake packet). */
 void
-dpq_conn_on_handshake_packet(struct dpq_conn *c, uint64_t now)
+dpq_conn_on_handshake_packet(struct dpq_conn *c)
 {
 	uint64_t hto = c->conf.handshake_timeout_ms * 1000;
-	uint64_t cap = c->created + (c->conf.idle_timeout_ms * 1000 > hto ?
+	uint64_t t = c->created + (c->conf.idle_timeout_ms * 1000 > hto ?
 			c->conf.idle_timeout_ms * 1000 : hto);
-	uint64_t t = now + hto < cap ? now + hto : cap;
 
 	if (!c->hs_complete && t > c->hs_deadline)
 		c->hs_deadline = t;

@@ -523,7 +523,7 @@ void dpq_conn_discard_epoch(struct dpq_conn *c, enum dpq_epoch e,
 void dpq_conn_confirm_handshake(struct dpq_conn *c, uint64_t now);
 void dpq_conn_deliver_crypto(struct dpq_conn *c, enum dpq_epoch e);
 void dpq_conn_on_peer_activity(struct dpq_conn *c, uint64_t now);
-void dpq_conn_on_handshake_packet(struct dpq_conn *c, uint64_t now);
+void dpq_conn_on_handshake_packet(struct dpq_conn *c);
 uint64_t dpq_conn_pto(const struct dpq_conn *c);
 
 static inline enum dpq_pn_space

@@ -712,6 +712,16 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 		close_te(c, DPQ_TE_PROTOCOL_VIOLATION, 0, "empty packet");
 		return -EPROTO;
 	}
+	/* RFC 9000 §8.1: a packet protected with Handshake keys proves the
+	 * client's address; RFC 9001 §4.9.1: the server then drops its
+	 * Initial keys. Done once the packet is authenticated, before its
+	 * frames: a frame dropped for want of buffer memory (the shard's
+	 * budget, engine/membudget.h) leaves the packet unacknowledged, and
+	 * the Initial state freed here is what lets its retransmission in. */
+	if (c->role == DPQ_ROLE_SERVER && h->type == DPQ_PKT_HANDSHAKE) {
+		dpq_conn_path_validated(c, path, now);
+		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
+	}
 	memset(&tp, 0, sizeof(tp));
 	if (c->fec != NULL)
 		c->fec->rx_has_repair = false;
@@ -740,14 +750,8 @@ rx_process(struct dpq_conn *c, const struct dpq_pkt_hdr *h,
 				(uint32_t)op->len, &tp);
 	dpq_conn_on_peer_activity(c, now);
 	if (h->type == DPQ_PKT_HANDSHAKE)
-		dpq_conn_on_handshake_packet(c, now);
+		dpq_conn_on_handshake_packet(c);
 
-	/* RFC 9000 §8.1: a Handshake packet proves the client's address;
-	 * RFC 9001 §4.9.1: the server then drops its Initial keys. */
-	if (c->role == DPQ_ROLE_SERVER && h->type == DPQ_PKT_HANDSHAKE) {
-		dpq_conn_path_validated(c, path, now);
-		dpq_conn_discard_epoch(c, DPQ_EPOCH_INITIAL, now);
-	}
 	if (h->type == DPQ_PKT_1RTT)
 		dpq_conn_path_on_packet(c, path, h->dcid, h->dcid_len,
 				non_probing, newest, now);

@@ -789,6 +789,26 @@ finish_packet(struct dpq_conn *c, struct pkt_build *b,
 	return len;
 }
 
+/*
+ * A handshake-space probe with no CRYPTO data left to send, after the
+ * first probe of the same timeout took what dpq_conn_arm_probes put back:
+ * it carries the unacknowledged data again rather than a PING (RFC 9002
+ * §6.2.4: probes should carry data). Each probe datagram then stands on
+ * its own: a client whose ClientHello probe is lost and whose PING probe
+ * arrives would otherwise leave the server with nothing to answer (an
+ * ngtcp2 server answers no PING-only Initial), and a lost server flight
+ * would wait for the client to acknowledge a PING (docs/recovery.md).
+ */
+static void
+probe_resend_crypto(struct dpq_conn *c, enum dpq_epoch e)
+{
+	struct dpq_sendbuf *sb = &c->cs[e]->sb;
+
+	if (!dpq_sendbuf_pending(sb) && sb->sent_off > sb->acked_off)
+		dpq_sendbuf_on_lost(sb, sb->acked_off,
+				sb->sent_off - sb->acked_off, false);
+}
+
 /* Build one packet of epoch e into buf (at dgram_off in its datagram);
  * returns its length or 0. */
 static size_t
@@ -803,6 +823,8 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 		return 0;
 	b.probe = c->b->pns[b.sp].probes > 0;
 	b.cc_ok = b.probe || (dpq_cc_available(&c->b->cc) > 0 && !c->pace_hold);
+	if (b.probe && (e == DPQ_EPOCH_INITIAL || e == DPQ_EPOCH_HANDSHAKE))
+		probe_resend_crypto(c, e);
 	write_ack(c, &b, now);
 	if (b.cc_ok || b.probe) {
 		write_crypto(c, &b);

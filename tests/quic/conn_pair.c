@@ -375,6 +375,15 @@ server_recv(struct pair *p, uint8_t *d, size_t len,
 	struct dpq_rx_info ri = { .tuple = { .local = *dst, .peer = *src },
 		.ecn = ecn };
 
+	/* As a listener does: a connection that ended is freed, and the
+	 * next Initial makes another (server_respawn). */
+	if (p->server_respawn && p->server != NULL && !p->rx_batch &&
+	    p->hsq_head == p->hsq_tail &&
+	    dpq_conn_state(p->server) == DPQ_CONN_CLOSED) {
+		dpq_conn_destroy(p->server);
+		p->server = NULL;
+		p->server_respawns++;
+	}
 	if (p->server == NULL)
 		make_server(p, d, len, &ri.tuple);
 	if (p->server != NULL)

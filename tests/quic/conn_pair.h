@@ -132,6 +132,11 @@ struct pair {
 	uint8_t ticket[4096];
 	size_t ticket_len;
 	bool ticket_early;
+	/* A server connection that closed is freed and the client's next
+	 * Initial makes another, as dpquicd's listener does (set before
+	 * pair_start; not with rx_batch or server_hs_delay_us). */
+	bool server_respawn;
+	unsigned int server_respawns;
 	/* Server trace hook from its first datagram (set before
 	 * pair_start). */
 	dpq_trace_fn *strace;
