@@ -314,10 +314,12 @@ struct dpq_conn {
 	bool hs_complete;		/* RFC 9001 §4.1.1 */
 	bool hs_confirmed;		/* RFC 9001 §4.1.2 */
 	bool handshake_done_pending;	/* server: HANDSHAKE_DONE to (re)send */
+	bool handshake_done_acked;	/* server: the client has it */
 	bool hs_failed;
 	bool discard_initial_pending;	/* client, RFC 9001 §4.9.1 */
 	bool confirm_pending;		/* client: 1-RTT packet acked */
 	uint8_t early_resends;		/* RFC 9002 §6.2.3, bounded */
+	uint8_t hsdone_resends;		/* ... of HANDSHAKE_DONE, bounded */
 	uint64_t created;
 	char alpn[64];
 	uint16_t cipher_suite;

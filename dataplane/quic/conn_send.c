@@ -809,6 +809,21 @@ probe_resend_crypto(struct dpq_conn *c, enum dpq_epoch e)
 				sb->sent_off - sb->acked_off, false);
 }
 
+/* The same for a 1-RTT probe with nothing to send: the oldest packet in
+ * flight goes again rather than a PING (dpq_conn_arm_probes put back as
+ * many packets as there are probes, or fewer if fewer are in flight). A
+ * server's HANDSHAKE_DONE alone in flight went in one probe and a PING
+ * in the other; the client, which got the PINGs, kept probing with its
+ * Finished (seed 28083 of test_hs_loss, docs/recovery.md). */
+static void
+probe_resend_app(struct dpq_conn *c)
+{
+	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost, .ctx = c };
+
+	if (c->sendq == NULL && !app_control_pending(c))
+		dpq_loss_requeue(&c->b->loss, DPQ_PN_SPACE_APP, 1, &cb);
+}
+
 /* Build one packet of epoch e into buf (at dgram_off in its datagram);
  * returns its length or 0. */
 static size_t
@@ -825,6 +840,8 @@ build_packet(struct dpq_conn *c, enum dpq_epoch e, uint8_t *buf, size_t room,
 	b.cc_ok = b.probe || (dpq_cc_available(&c->b->cc) > 0 && !c->pace_hold);
 	if (b.probe && (e == DPQ_EPOCH_INITIAL || e == DPQ_EPOCH_HANDSHAKE))
 		probe_resend_crypto(c, e);
+	else if (b.probe && e == DPQ_EPOCH_1RTT)
+		probe_resend_app(c);
 	write_ack(c, &b, now);
 	if (b.cc_ok || b.probe) {
 		write_crypto(c, &b);
@@ -1325,7 +1342,9 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 						r->ack.largest);
 			break;
 		case DPQ_SENT_REC_HANDSHAKE_DONE:
-			if (!acked)
+			if (acked)
+				c->handshake_done_acked = true;
+			else
 				c->handshake_done_pending = true;
 			break;
 		case DPQ_SENT_REC_NEW_TOKEN:
