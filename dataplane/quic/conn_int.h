@@ -29,7 +29,7 @@
  * client's address is validated. */
 #define DPQ_CONN_AMP_FACTOR	3
 /* RFC 9002 §6.2.3: early CRYPTO retransmissions per connection. */
-#define DPQ_CONN_EARLY_RESENDS	2
+#define DPQ_CONN_EARLY_RESENDS	4
 /* RFC 9002 §6.2.4: at most two probe packets per space at a time. */
 #define DPQ_CONN_MAX_PROBES	2
 /* Smaller room than this is not worth a datagram. */
