@@ -763,7 +763,7 @@ early_complete(struct dpq_conn *c)
 				return false;
 			}
 	} else if (c->early == DPQ_EARLY_REJECTED) {
-		struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost,
+		struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_requeue,
 			.ctx = c };
 
 		dpq_loss_forget_space(&c->b->loss, &c->b->cc, DPQ_PN_SPACE_APP, &cb,
@@ -1047,7 +1047,7 @@ void
 dpq_conn_on_timeout(struct dpq_conn *c, uint64_t now)
 {
 	struct dpq_loss_cb cb = { .on_acked = dpq_conn_on_acked,
-		.on_lost = dpq_conn_on_lost, .on_requeue = dpq_conn_on_lost,
+		.on_lost = dpq_conn_on_lost, .on_requeue = dpq_conn_on_requeue,
 		.ctx = c };
 	struct dpq_loss_timeout to;
 	int i;

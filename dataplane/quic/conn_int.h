@@ -774,6 +774,8 @@ void dpq_conn_on_acked(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt);
 void dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt);
+void dpq_conn_on_requeue(void *ctx, enum dpq_pn_space space,
+		const struct dpq_sent_pkt *pkt);
 void dpq_conn_ack_only_acked(struct dpq_conn *c, enum dpq_pn_space sp,
 		const struct dpq_ack_range *r, size_t n);
 

@@ -47,7 +47,7 @@ on_ack(struct dpq_conn *c, enum dpq_pn_space sp, const struct dpq_frame *f,
 {
 	struct dpq_ack_range ranges[DPQ_LOSS_MAX_ACK_RANGES];
 	struct dpq_loss_cb cb = { .on_acked = dpq_conn_on_acked,
-		.on_lost = dpq_conn_on_lost, .on_requeue = dpq_conn_on_lost,
+		.on_lost = dpq_conn_on_lost, .on_requeue = dpq_conn_on_requeue,
 		.ctx = c };
 	struct dpq_loss_ack_info info;
 	uint64_t delay = 0;

@@ -818,7 +818,7 @@ probe_resend_crypto(struct dpq_conn *c, enum dpq_epoch e)
 static void
 probe_resend_app(struct dpq_conn *c)
 {
-	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost, .ctx = c };
+	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_requeue, .ctx = c };
 
 	if (c->sendq == NULL && !app_control_pending(c))
 		dpq_loss_requeue(&c->b->loss, DPQ_PN_SPACE_APP, 1, &cb);
@@ -1258,7 +1258,7 @@ dpq_conn_resend_initial(struct dpq_conn *c)
 void
 dpq_conn_arm_probes(struct dpq_conn *c, enum dpq_pn_space sp, uint32_t n)
 {
-	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_lost, .ctx = c };
+	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_requeue, .ctx = c };
 	struct dpq_pn_space_state *ps = &c->b->pns[sp];
 
 	if (ps->discarded || n == 0)
@@ -1434,4 +1434,16 @@ dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
 		dpq_conn_trace_lost(c, space, pkt);
 	dpq_conn_fec_on_lost(c, space, pkt);
 	on_frames(c, space, pkt, false);
+}
+
+/* Still in flight, not lost (a probe resends its data, RFC 9002 §6.2.4,
+ * or rejected 0-RTT goes again in 1-RTT): its frames are queued again,
+ * but no packet_lost record and no loss for the XOR-FEC meter. Those
+ * come once, if the packet is declared lost later (before, a packet
+ * probed three times was reported lost three times and more). */
+void
+dpq_conn_on_requeue(void *ctx, enum dpq_pn_space space,
+		const struct dpq_sent_pkt *pkt)
+{
+	on_frames(ctx, space, pkt, false);
 }

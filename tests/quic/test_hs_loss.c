@@ -332,6 +332,65 @@ test_early_resends(void **state)
 	pair_free(&p);
 }
 
+/* packet_lost records per packet (epoch, packet number < 512). */
+struct lost_watch {
+	uint8_t times[DPQ_EPOCH_COUNT][512];
+	unsigned int records, repeats, requeue_probes;
+};
+
+static void
+watch_lost(void *ctx, const struct dpq_trace_ev *ev)
+{
+	struct lost_watch *w = ctx;
+
+	if (ev->type == DPQ_TRACE_PACKET_SENT &&
+	    (ev->flags & DPQ_TRACE_EV_PROBE))
+		w->requeue_probes++;
+	if (ev->type != DPQ_TRACE_PACKET_LOST || ev->u.pkt.pn >= 512)
+		return;
+	w->records++;
+	if (w->times[ev->epoch & 3][ev->u.pkt.pn]++ > 0)
+		w->repeats++;
+}
+
+/*
+ * A probe puts the data of packets still in flight back in the send
+ * buffers; those packets are not lost (RFC 9002 §6.2.4: a PTO declares
+ * nothing lost), and the trace reports each lost packet once, when it is
+ * declared lost. Before, every probe timeout reported its packets lost
+ * again (qlog's packet_lost read three times for one packet).
+ */
+static void
+test_lost_once(void **state)
+{
+	struct lost_watch *w = calloc(2, sizeof(*w));
+	unsigned int seed;
+
+	(void)state;
+	assert_non_null(w);
+	for (seed = 1; seed <= 20; seed++) {
+		struct pair p;
+
+		pair_init(&p, 0, NULL, 10000, 0.30, seed * 7919);
+		p.strace = watch_lost;
+		p.strace_ctx = &w[1];
+		pair_start(&p);
+		dpq_conn_set_trace(p.client, watch_lost, &w[0]);
+		pair_run(&p, both_confirmed, NULL, 60000000);
+		pair_free(&p);
+		memset(w[0].times, 0, sizeof(w[0].times));
+		memset(w[1].times, 0, sizeof(w[1].times));
+	}
+	print_message("20 handshakes at 30%% loss: %u probes, %u packet_lost "
+			"records, %u repeated\n", w[0].requeue_probes +
+			w[1].requeue_probes, w[0].records + w[1].records,
+			w[0].repeats + w[1].repeats);
+	assert_true(w[0].requeue_probes + w[1].requeue_probes > 20);
+	assert_true(w[0].records + w[1].records > 0);
+	assert_int_equal(w[0].repeats + w[1].repeats, 0);
+	free(w);
+}
+
 /*
  * A handshake that moves, slowly: the server's first six datagrams and
  * the client's 4th to 11th are lost, so the client's Finished gets
@@ -447,6 +506,7 @@ main(void)
 		cmocka_unit_test(test_handshake_done_resent),
 		cmocka_unit_test(test_app_probes_carry_data),
 		cmocka_unit_test(test_early_resends),
+		cmocka_unit_test(test_lost_once),
 		cmocka_unit_test(test_slow_handshake_not_cut),
 		cmocka_unit_test(test_handshake_30pct),
 	};
