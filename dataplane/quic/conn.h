@@ -621,7 +621,11 @@ int dpq_conn_stream_open(struct dpq_conn *c, bool uni, uint64_t *id);
 ssize_t dpq_conn_stream_write(struct dpq_conn *c, uint64_t id,
 		const void *data, size_t len, bool fin);
 /* Read up to len contiguous bytes; *fin is set once everything up to the
- * final size was read. Returns bytes read (0: nothing yet) or -errno. */
+ * final size was read, by the read that returns the last byte (even when
+ * it fills buf) and by any read after it. Returns bytes read (0: nothing
+ * yet) or -errno. The read that reaches the end frees a stream whose
+ * sending side is done too (on_stream_closed runs in it): a read after
+ * that returns -ENOENT, so stop at *fin. */
 ssize_t dpq_conn_stream_read(struct dpq_conn *c, uint64_t id, void *buf,
 		size_t len, bool *fin);
 /* RESET_STREAM (abandon sending) / STOP_SENDING (abandon reading). */

@@ -1436,11 +1436,12 @@ dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
 	on_frames(c, space, pkt, false);
 }
 
-/* Still in flight, not lost (a probe resends its data, RFC 9002 §6.2.4,
- * or rejected 0-RTT goes again in 1-RTT): its frames are queued again,
- * but no packet_lost record and no loss for the XOR-FEC meter. Those
- * come once, if the packet is declared lost later (before, a packet
- * probed three times was reported lost three times and more). */
+/* A packet whose data goes again without the path having lost it: still
+ * in flight, a probe resends its data (RFC 9002 §6.2.4), or 0-RTT the
+ * server rejected goes again in 1-RTT. Its frames are queued again, but
+ * no packet_lost record and no loss for the XOR-FEC meter: those come
+ * once, if the packet is declared lost later (before, a packet probed
+ * three times was reported lost three times and more). */
 void
 dpq_conn_on_requeue(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt)

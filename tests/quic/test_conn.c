@@ -253,6 +253,60 @@ test_echo_one_stream(void **state)
 }
 
 static void
+no_read(struct dpq_conn *c, uint64_t id)
+{
+	(void)c;
+	(void)id;
+}
+
+static const struct dpq_app_ops lazy_reader = {
+	.on_stream_data = no_read,
+};
+
+/*
+ * dpq_conn_stream_read reports the FIN with the last byte even when that
+ * byte fills the caller's buffer. The client's request and its FIN are
+ * acknowledged, so reading the answer to its final size closes the
+ * stream, and the read frees it: before, a read that ended exactly there
+ * returned no FIN, the next one found no stream (-ENOENT), and the
+ * application never saw the end (an XOR-FEC bench run whose client never
+ * finished its 1 MB download).
+ */
+static void
+test_read_fin_with_last_byte(void **state)
+{
+	static uint8_t data[3 * 4096];
+	uint8_t buf[4096];
+	struct pair p;
+	uint64_t id;
+	bool fin = true;
+	ssize_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7);
+	pair_init(&p, 0, NULL, 10000, 0, 8);
+	p.capp = &lazy_reader;
+	p.sapp = &echo_app;
+	pair_start(&p);
+	assert_true(pair_run(&p, both_established, NULL, 5000000));
+	assert_int_equal(dpq_conn_stream_open(p.client, false, &id), 0);
+	assert_int_equal(dpq_conn_stream_write(p.client, id, data,
+			sizeof(data), true), (ssize_t)sizeof(data));
+	pair_run(&p, NULL, NULL, 2000000);	/* echoed, all acknowledged */
+	for (size_t off = 0; off < sizeof(data); off += sizeof(buf)) {
+		n = dpq_conn_stream_read(p.client, id, buf, sizeof(buf), &fin);
+		assert_int_equal(n, (ssize_t)sizeof(buf));
+		assert_memory_equal(buf, data + off, sizeof(buf));
+		assert_int_equal(fin, off + sizeof(buf) == sizeof(data));
+	}
+	/* Read to the end: the stream is closed and gone. */
+	assert_int_equal(dpq_conn_stream_read(p.client, id, buf, sizeof(buf),
+			&fin), -ENOENT);
+	pair_free(&p);
+}
+
+static void
 test_echo_suites(void **state)
 {
 	(void)state;
@@ -1109,6 +1163,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handshake),
 		cmocka_unit_test(test_echo_one_stream),
+		cmocka_unit_test(test_read_fin_with_last_byte),
 		cmocka_unit_test(test_echo_suites),
 		cmocka_unit_test(test_echo_concurrent),
 		cmocka_unit_test(test_echo_lossy),
