@@ -321,6 +321,7 @@ struct dpq_conn {
 	uint8_t early_resends;		/* RFC 9002 §6.2.3, bounded */
 	uint8_t hsdone_resends;		/* ... of HANDSHAKE_DONE, bounded */
 	uint64_t created;
+	uint64_t hsdone_sent_at;	/* server: last HANDSHAKE_DONE sent */
 	char alpn[64];
 	uint16_t cipher_suite;
 

@@ -291,6 +291,7 @@ write_conn_control(struct dpq_conn *c, struct pkt_build *b)
 		if (put_frame(b, &f)) {
 			rec_add(b, DPQ_SENT_REC_HANDSHAKE_DONE);
 			c->handshake_done_pending = false;
+			c->hsdone_sent_at = c->now;
 		}
 	}
 	if (c->nt_tx_pending) {
@@ -809,19 +810,26 @@ probe_resend_crypto(struct dpq_conn *c, enum dpq_epoch e)
 				sb->sent_off - sb->acked_off, false);
 }
 
-/* The same for a 1-RTT probe with nothing to send: the oldest packet in
- * flight goes again rather than a PING (dpq_conn_arm_probes put back as
- * many packets as there are probes, or fewer if fewer are in flight). A
- * server's HANDSHAKE_DONE alone in flight went in one probe and a PING
- * in the other; the client, which got the PINGs, kept probing with its
- * Finished (seed 28083 of test_hs_loss, docs/recovery.md). */
+/* The same for a 1-RTT probe with nothing to send: the oldest packets in
+ * flight go again rather than a PING (dpq_conn_arm_probes put back as
+ * many packets as there are probes, or fewer if fewer are in flight), up
+ * to the first that has something to resend (a PING or PATH_RESPONSE
+ * has not). A server's HANDSHAKE_DONE alone in flight went in one probe
+ * and a PING in the other; the client, which got the PINGs, kept probing
+ * with its Finished (seed 28083 of test_hs_loss, docs/recovery.md). The
+ * requeue delivers no stream events: a datagram is being built. */
+#define PROBE_REQUEUE_MAX	4
+
 static void
 probe_resend_app(struct dpq_conn *c)
 {
 	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_requeue, .ctx = c };
+	uint32_t k;
 
-	if (c->sendq == NULL && !app_control_pending(c))
-		dpq_loss_requeue(&c->b->loss, DPQ_PN_SPACE_APP, 1, &cb);
+	for (k = 1; k <= PROBE_REQUEUE_MAX && c->sendq == NULL &&
+			!app_control_pending(c); k++)
+		if (dpq_loss_requeue(&c->b->loss, DPQ_PN_SPACE_APP, k, &cb) < k)
+			break;	/* no more in flight */
 }
 
 /* Build one packet of epoch e into buf (at dgram_off in its datagram);
@@ -1296,9 +1304,12 @@ crypto_of_space(struct dpq_conn *c, enum dpq_pn_space sp)
 		DPQ_EPOCH_1RTT];
 }
 
+/* What an acknowledged or lost packet's frames mean. events: deliver the
+ * streams' pending events to the application (not for a requeue, which
+ * may run while a datagram is being built: no application code there). */
 static void
 on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
-		const struct dpq_sent_pkt *pkt, bool acked)
+		const struct dpq_sent_pkt *pkt, bool acked, bool events)
 {
 	const struct dpq_sent_rec *r = dpq_sent_pkt_recs(pkt);
 	struct dpq_qstream *qs;
@@ -1324,7 +1335,8 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 						r->len, fin);
 				dpq_conn_stream_schedule(c, qs);
 			}
-			dpq_conn_stream_events(c, qs);
+			if (events)
+				dpq_conn_stream_events(c, qs);
 			break;
 		case DPQ_SENT_REC_CRYPTO:
 			if (crypto_of_space(c, sp) == NULL)
@@ -1342,9 +1354,11 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 						r->ack.largest);
 			break;
 		case DPQ_SENT_REC_HANDSHAKE_DONE:
+			/* A copy may be acknowledged while the first is
+			 * still out (a probe repeated it). */
 			if (acked)
 				c->handshake_done_acked = true;
-			else
+			else if (!c->handshake_done_acked)
 				c->handshake_done_pending = true;
 			break;
 		case DPQ_SENT_REC_NEW_TOKEN:
@@ -1401,7 +1415,8 @@ on_frames(struct dpq_conn *c, enum dpq_pn_space sp,
 				dpq_stream_on_stop_lost(&qs->s);
 			if (!acked)
 				dpq_conn_stream_schedule(c, qs);
-			dpq_conn_stream_events(c, qs);
+			if (events)
+				dpq_conn_stream_events(c, qs);
 			break;
 		default:
 			/* PING, PATH_RESPONSE (§13.3: not retransmitted). */
@@ -1421,7 +1436,7 @@ void
 dpq_conn_on_acked(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt)
 {
-	on_frames(ctx, space, pkt, true);
+	on_frames(ctx, space, pkt, true, true);
 }
 
 void
@@ -1433,7 +1448,7 @@ dpq_conn_on_lost(void *ctx, enum dpq_pn_space space,
 	if (c->trace != NULL)
 		dpq_conn_trace_lost(c, space, pkt);
 	dpq_conn_fec_on_lost(c, space, pkt);
-	on_frames(c, space, pkt, false);
+	on_frames(c, space, pkt, false, true);
 }
 
 /* A packet whose data goes again without the path having lost it: still
@@ -1446,5 +1461,5 @@ void
 dpq_conn_on_requeue(void *ctx, enum dpq_pn_space space,
 		const struct dpq_sent_pkt *pkt)
 {
-	on_frames(ctx, space, pkt, false);
+	on_frames(ctx, space, pkt, false, false);
 }

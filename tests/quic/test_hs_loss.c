@@ -143,9 +143,10 @@ count_probes(void *ctx, const struct dpq_trace_ev *ev)
  * with the data is lost, a PING alone gets nothing from an ngtcp2 server
  * (it keeps no state for an Initial without a ClientHello), and a client
  * that receives a PING probe from a server learns nothing of its flight.
- * Here the ClientHello and the first probe datagram are lost each way
- * (the server's flight too): every handshake probe of both sides carries
- * CRYPTO data, and the handshake completes one PTO after each loss.
+ * Here the client's ClientHello and its first probe datagram are lost,
+ * and the server's first flight (two datagrams): every handshake probe of
+ * both sides carries CRYPTO data, and the handshake completes one PTO
+ * after each loss.
  */
 static void
 test_probes_carry_crypto(void **state)
@@ -416,6 +417,53 @@ test_slow_handshake_not_cut(void **state)
 	assert_true(t < 30000000);
 }
 
+/* The server received a Handshake packet: from then on nothing of the
+ * client's arrives (until the test lets it). */
+static void
+cut_client_after_handshake_pkt(void *ctx, const struct dpq_trace_ev *ev)
+{
+	struct pair *p = ctx;
+
+	if (ev->type == DPQ_TRACE_PACKET_RECEIVED &&
+	    ev->epoch == DPQ_EPOCH_HANDSHAKE)
+		p->c2s.blackhole = true;
+}
+
+/*
+ * dpquicd's 10 s deadline is for half-open connections. One whose client
+ * sent a Handshake packet has a peer, whose probes back off: it keeps
+ * the connection for the idle timeout from its creation (30 s), not 10 s
+ * from that packet. Here the client gets the ServerHello and none of the
+ * server's Handshake packets; its probe (a Handshake PING, RFC 9002
+ * §6.2.2.1) reaches the server, and nothing else of the client's arrives
+ * for 12 s. Then the path heals and the handshake completes (before, the
+ * server closed at 11 s, 10 s after that PING).
+ */
+static void
+test_deadline_after_handshake_pkt(void **state)
+{
+	uint64_t start;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, 0, NULL, 10000, 0, 5);
+	p.s2c.drop_mask = ~1ull;	/* all but the server's first datagram */
+	p.strace = cut_client_after_handshake_pkt;
+	p.strace_ctx = &p;
+	pair_start(&p);
+	start = p.now;
+	pair_run(&p, NULL, NULL, 13000000);
+	assert_true(p.c2s.blackhole);
+	assert_false(dpq_conn_handshake_confirmed(p.client));
+	dpq_conn_set_trace(p.server, NULL, NULL);
+	p.c2s.blackhole = false;
+	p.s2c.drop_mask = 0;
+	assert_true(pair_run(&p, both_confirmed, NULL, 20000000));
+	print_message("confirmed after %.2f s\n", (p.now - start) / 1e6);
+	assert_true(p.now - start > 13000000);
+	pair_free(&p);
+}
+
 static void
 test_handshake_30pct(void **state)
 {
@@ -493,6 +541,9 @@ test_handshake_30pct(void **state)
 	if (hsn != NULL)
 		return;
 	assert_int_equal(ok, n);
+	/* The 200 seeds complete with their first server connection: one
+	 * made again would hide a handshake that failed. */
+	assert_int_equal(respawns, 0);
 	/* Bounded: a handful of doubled PTOs, far from the idle timeout. */
 	assert_true(worst < 20000000);
 }
@@ -508,6 +559,7 @@ main(void)
 		cmocka_unit_test(test_early_resends),
 		cmocka_unit_test(test_lost_once),
 		cmocka_unit_test(test_slow_handshake_not_cut),
+		cmocka_unit_test(test_deadline_after_handshake_pkt),
 		cmocka_unit_test(test_handshake_30pct),
 	};
 
