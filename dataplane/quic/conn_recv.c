@@ -533,19 +533,23 @@ dpq_conn_rx_prepare(struct dpq_conn *c, uint8_t *pkt, size_t len,
 	if (e == DPQ_EPOCH_0RTT && early_dead(c))
 		return -ENOKEY;		/* no 0-RTT: drop (§12.5) */
 	if (c->b->pns[dpq_epoch_space(e)].discarded) {
-		/* A client still sending Handshake packets a round trip
+		/* A client still sending Handshake packets a probe timeout
 		 * after our HANDSHAKE_DONE has not received it (RFC 9001
 		 * §4.9.2: it would have dropped its Handshake keys): send it
-		 * again now rather than at our next PTO, a bounded number of
-		 * times (as RFC 9002 §6.2.3 does for CRYPTO data). The
-		 * packet cannot be authenticated (our keys are gone): at
-		 * worst a forger spends the bound, on the validated path,
-		 * within the congestion window. */
+		 * again now rather than at our next PTO, which may have
+		 * backed off to seconds, a bounded number of times (as RFC
+		 * 9002 §6.2.3 does for CRYPTO data). Not sooner: what the
+		 * client sent before HANDSHAKE_DONE reached it (its ACKs of
+		 * our flight) arrives up to a round trip and an ACK delay
+		 * later, and a round trip was not enough on a clean path
+		 * (e2e_tshark_capture saw two). The packet cannot be
+		 * authenticated (our keys are gone): at worst a forger
+		 * spends the bound, on the validated path, within the
+		 * congestion window. */
 		if (e == DPQ_EPOCH_HANDSHAKE && c->role == DPQ_ROLE_SERVER &&
 		    c->hs_complete && !c->handshake_done_acked &&
 		    !c->handshake_done_pending &&
-		    c->now - c->hsdone_sent_at >=
-		    c->b->loss.rtt.smoothed &&
+		    c->now - c->hsdone_sent_at >= dpq_conn_pto(c) &&
 		    c->hsdone_resends < DPQ_CONN_EARLY_RESENDS) {
 			c->hsdone_resends++;
 			c->handshake_done_pending = true;

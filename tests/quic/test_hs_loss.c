@@ -183,6 +183,7 @@ test_probes_carry_crypto(void **state)
 struct hsdone_watch {
 	struct pair *p;
 	bool cut_client;
+	unsigned int lose;	/* datagrams with HANDSHAKE_DONE to lose */
 	unsigned int sent, app_probes, app_probes_hsdone, resent_early;
 };
 
@@ -201,22 +202,24 @@ watch_hsdone(void *ctx, const struct dpq_trace_ev *ev)
 	}
 	if (!hsdone)
 		return;
-	if (w->sent++ == 0) {
+	if (w->sent++ < w->lose)
 		w->p->s2c.drop_next = true;
-		if (w->cut_client)
-			w->p->c2s.blackhole = true;
-	} else if (!probe) {
+	if (w->sent == 1 && w->cut_client)
+		w->p->c2s.blackhole = true;
+	else if (w->sent > 1 && !probe)
 		w->resent_early++;
-	}
 }
 
 /*
- * The server's HANDSHAKE_DONE is lost. The client, not confirmed, keeps
- * probing with its Finished in Handshake packets, which the server (its
- * Handshake keys dropped at completion, RFC 9001 §4.9.2) cannot read: it
- * takes them as the sign that HANDSHAKE_DONE did not arrive and sends it
- * again at once, not at its next PTO.
+ * The server's HANDSHAKE_DONE is lost, and so are its first probes. The
+ * client, not confirmed, keeps probing with its Finished in Handshake
+ * packets, which the server (its Handshake keys dropped at completion,
+ * RFC 9001 §4.9.2) cannot read: a probe timeout after its last
+ * HANDSHAKE_DONE it takes them as the sign that it did not arrive and
+ * sends it again at once, not at its next PTO, which has backed off.
  */
+#define HSDONE_LOST	3
+
 static void
 test_handshake_done_resent(void **state)
 {
@@ -226,6 +229,7 @@ test_handshake_done_resent(void **state)
 	(void)state;
 	pair_init(&p, 0, NULL, 10000, 0, 5);
 	w.p = &p;
+	w.lose = HSDONE_LOST;
 	p.strace = watch_hsdone;
 	p.strace_ctx = &w;
 	pair_start(&p);
@@ -263,6 +267,7 @@ test_app_probes_carry_data(void **state)
 	pair_init(&p, 0, NULL, 10000, 0, 5);
 	w.p = &p;
 	w.cut_client = true;
+	w.lose = 1;
 	p.strace = watch_hsdone;
 	p.strace_ctx = &w;
 	pair_start(&p);
