@@ -410,10 +410,11 @@ src_on_stream_data(struct dpq_conn *c, uint64_t id)
 	 * there, a read after it finds no stream. */
 	do {
 		n = dpq_conn_stream_read(c, id, src_buf, sizeof(src_buf), &fin);
-		if (n > 0 && src.got == 0)
-			src.t_first = dpq_shard_now_us();
-		if (n > 0)
+		if (n > 0) {
+			if (src.got == 0)
+				src.t_first = dpq_shard_now_us();
 			src.got += (uint64_t)n;
+		}
 	} while (n > 0 && !fin);
 	if (n < 0)
 		src.failed = true;

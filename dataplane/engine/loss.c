@@ -792,6 +792,13 @@ uint32_t
 dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
 		uint32_t max_pkts, const struct dpq_loss_cb *cb)
 {
+	return dpq_loss_requeue_from(l, space, 0, max_pkts, cb);
+}
+
+uint32_t
+dpq_loss_requeue_from(struct dpq_loss *l, enum dpq_pn_space space,
+		uint32_t skip, uint32_t max_pkts, const struct dpq_loss_cb *cb)
+{
 	struct dpq_loss_space *s;
 	struct dpq_sentmap_iter it;
 	struct dpq_sent_pkt *p;
@@ -808,6 +815,10 @@ dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
 		    (p->flags & (DPQ_SENT_ACK_ELICITING | DPQ_SENT_IN_FLIGHT)) !=
 		    (DPQ_SENT_ACK_ELICITING | DPQ_SENT_IN_FLIGHT))
 			continue;
+		if (skip > 0) {
+			skip--;
+			continue;
+		}
 		if (cb != NULL && cb->on_requeue != NULL)
 			cb->on_requeue(cb->ctx, space, p);
 		n++;

@@ -280,6 +280,10 @@ void dpq_loss_on_timeout(struct dpq_loss *l, struct dpq_cc *cc,
  */
 uint32_t dpq_loss_requeue(struct dpq_loss *l, enum dpq_pn_space space,
 		uint32_t max_pkts, const struct dpq_loss_cb *cb);
+/* The same, past the skip oldest such packets (a probe that found
+ * nothing to resend in those). */
+uint32_t dpq_loss_requeue_from(struct dpq_loss *l, enum dpq_pn_space space,
+		uint32_t skip, uint32_t max_pkts, const struct dpq_loss_cb *cb);
 
 /* Give back sent-packet memory not in use (dpq_sentmap_trim() of every
  * space): for a connection going idle. */

@@ -826,9 +826,10 @@ probe_resend_app(struct dpq_conn *c)
 	struct dpq_loss_cb cb = { .on_requeue = dpq_conn_on_requeue, .ctx = c };
 	uint32_t k;
 
-	for (k = 1; k <= PROBE_REQUEUE_MAX && c->sendq == NULL &&
+	for (k = 0; k < PROBE_REQUEUE_MAX && c->sendq == NULL &&
 			!app_control_pending(c); k++)
-		if (dpq_loss_requeue(&c->b->loss, DPQ_PN_SPACE_APP, k, &cb) < k)
+		if (dpq_loss_requeue_from(&c->b->loss, DPQ_PN_SPACE_APP, k, 1,
+				&cb) == 0)
 			break;	/* no more in flight */
 }
 

@@ -785,6 +785,14 @@ test_probe_data(void **state)
 	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_HANDSHAKE][1], 1);
 	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_HANDSHAKE][2], 0);
 	assert_int_equal(f.l.stats.requeued, 4);
+	/* past the two oldest: only the third, then nothing more */
+	assert_int_equal(dpq_loss_requeue_from(&f.l, DPQ_PN_SPACE_HANDSHAKE,
+			2, 1, &f.cb), 1);
+	assert_int_equal(dpq_loss_requeue_from(&f.l, DPQ_PN_SPACE_HANDSHAKE,
+			3, 1, &f.cb), 0);
+	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_HANDSHAKE][0], 1);
+	assert_int_equal(f.seen.requeued[DPQ_PN_SPACE_HANDSHAKE][2], 1);
+	assert_int_equal(f.l.stats.requeued, 5);
 	/* still in flight, nothing lost, the window untouched */
 	assert_int_equal(f.seen.nlost, 0);
 	assert_int_equal(f.cc.bytes_in_flight, 5 * MDS);
